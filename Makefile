@@ -1,0 +1,47 @@
+# Two commands matter: `make run` (set up and serve) and `make test` (set up and
+# pass the tests). Everything else here is a step they share.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+
+# Test services: the machine's PostgreSQL and Redis (its last database number,
+# so tests never touch a developer's queue).
+TEST_ENV := DATABASE_URL=postgres://postgres@127.0.0.1:5432/test \
+            REDIS_URL=redis://127.0.0.1:6379/15 \
+            SECRET_KEY=test-only-secret-key DEBUG=0 SECURE_COOKIES=0
+
+.PHONY: run test venv system-deps services lint format bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt | $(BIN)/python
+	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements-dev.txt
+	$(BIN)/python -m grader.reference.tokenizer
+	touch $@
+
+venv: $(VENV)/.installed
+
+system-deps:
+	@bash scripts/system_deps.sh
+
+services:
+	@bash scripts/services.sh
+
+run: venv
+	@DEBUG=1 bash scripts/run.sh $(HOST) $(PORT)
+
+test: venv system-deps services
+	$(BIN)/ruff check .
+	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
+
+lint: venv
+	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+
+format: venv
+	$(BIN)/ruff format . && $(BIN)/ruff check --fix .
+
+clean:
+	rm -rf $(VENV) staticfiles db.sqlite3 .pytest_cache

@@ -1,0 +1,29 @@
+"""Liveness of the pieces the service needs: database and broker."""
+
+import redis
+from django.conf import settings
+from django.db import connection
+from django.http import JsonResponse
+
+
+def healthz(request):
+    checks = {}
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        checks["database"] = "ok"
+    except Exception as exc:  # noqa: BLE001 - reported, not raised
+        checks["database"] = f"down: {exc.__class__.__name__}"
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        checks["broker"] = "not used (grading in-process)"
+    else:
+        try:
+            redis.Redis.from_url(settings.REDIS_URL, socket_timeout=1).ping()
+            checks["broker"] = "ok"
+        except redis.RedisError as exc:
+            checks["broker"] = f"down: {exc.__class__.__name__}"
+    healthy = all(v == "ok" or v.startswith("not used") for v in checks.values())
+    return JsonResponse(
+        {"status": "ok" if healthy else "degraded", **checks},
+        status=200 if healthy else 503,
+    )

@@ -1,0 +1,1 @@
+"""Exercise harnesses: one module per gradable exercise (see base.py)."""

@@ -1,0 +1,66 @@
+"""What a gradable exercise is, as plain Python (no Django).
+
+An exercise module lives in `grader/exercises/<slug_with_underscores>.py` and
+defines the module-level names below. Its code runs in two places:
+
+* `run_case` runs in the CHILD process, next to the learner's code. It builds
+  the inputs for one case, calls the learner's function and returns plain
+  data: a JSON-able dict and a dict of named tensors. Nothing it returns is
+  trusted: the learner can patch anything in the child.
+* `make_cases` and `check_case` run in the trusted PARENT. `check_case`
+  recomputes what the reference gives for the same case and compares, so a
+  forged or rigged result from the child can only fail.
+
+Module contract::
+
+    SLUG: str                       # e.g. "tie-weights"
+    ENTRY_POINT: str                # e.g. "tie_weights"
+    SIGNATURE: str                  # e.g. "tie_weights(model) -> None"
+
+    def make_cases(seed: int) -> list[dict]:
+        '''JSON-able case specs; each has "name" and "hidden" keys.
+        The seed varies per attempt so answers cannot be hard-coded.'''
+
+    def run_case(fn, case: dict) -> tuple[dict, dict[str, torch.Tensor]]:
+        '''CHILD side: build inputs from `case`, call `fn`, capture plain data.'''
+
+    def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+        '''PARENT side: compare captured data with the reference.'''
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+CORE_SLUGS = (
+    "encode-text",
+    "embed-tokens",
+    "one-hot-embed",
+    "lm-head-logits",
+    "count-params",
+    "tie-weights",
+    "gpt2-param-count",
+    "block-param-count",
+    "causal-self-attention",
+    "softmax-temperature",
+    "gpt2-forward",
+    "convert-hf-weights",
+    "kv-cache-bytes",
+    "logit-rank",
+)
+
+
+def module_name(harness: str) -> str:
+    """`tie-weights` -> `grader.exercises.tie_weights`."""
+    return "grader.exercises." + harness.replace("-", "_")
+
+
+def load_harness(harness: str) -> ModuleType:
+    """Import the exercise module that grades `harness` (a slug)."""
+    if not harness.replace("-", "").isalnum():
+        raise LookupError(f"invalid harness name {harness!r}")
+    try:
+        return importlib.import_module(module_name(harness))
+    except ModuleNotFoundError as exc:
+        raise LookupError(f"no grading harness named {harness!r}") from exc

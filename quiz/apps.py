@@ -1,0 +1,14 @@
+from django.apps import AppConfig
+
+
+class QuizConfig(AppConfig):
+    name = "quiz"
+    verbose_name = "Course content"
+
+    def ready(self) -> None:
+        from django.db.models.signals import post_migrate
+
+        from quiz.roles import ensure_roles
+
+        # Permissions exist only after migrate has run, so roles follow it.
+        post_migrate.connect(ensure_roles, sender=self)

@@ -1,0 +1,47 @@
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from quiz.content_files import ContentError
+from quiz.services import content_load
+
+
+class Command(BaseCommand):
+    help = "Load sections, lessons and exercises from content/ (idempotent)."
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "path", nargs="?", default=None, help="Content folder (default: content/)."
+        )
+
+    def handle(self, *args, path=None, **options):
+        root = Path(path) if path else settings.CONTENT_DIR
+        width = 0
+
+        def progress(step: int, total: int, label: str, outcome: str) -> None:
+            nonlocal width
+            width = width or len(str(total))
+            self.stdout.write(f"[{step:>{width}}/{total}] {outcome:<9} {label}")
+
+        try:
+            report = content_load(root=root, progress=progress)
+        except ContentError as exc:
+            count = len(exc.problems)
+            raise CommandError(
+                f"{count} problem{'s' if count != 1 else ''} in {root}; nothing was "
+                f"loaded:\n" + "\n".join(f"  {p}" for p in exc.problems)
+            ) from exc
+        for slug in report.missing_from_files:
+            self.stdout.write(
+                self.style.WARNING(
+                    f"lesson {slug!r} is in the database but in no file under {root}; "
+                    "left in place (delete it in the admin if it should go)"
+                )
+            )
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Loaded {root}: {len(report.created)} created, "
+                f"{len(report.updated)} updated, {len(report.unchanged)} unchanged."
+            )
+        )

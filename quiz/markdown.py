@@ -1,0 +1,45 @@
+"""Markdown to safe HTML for lessons and learner text.
+
+Content is written by admins and, later, learners; either way it is untrusted
+HTML-wise: render with Python-Markdown (Pygments highlighting), then let nh3
+(the Ammonia sanitiser) keep only the tags and attributes we emit.
+"""
+
+from __future__ import annotations
+
+import markdown as md
+import nh3
+
+_EXTENSIONS = ["fenced_code", "codehilite", "tables", "sane_lists", "attr_list"]
+_EXTENSION_CONFIGS = {"codehilite": {"css_class": "highlight", "guess_lang": False}}
+
+_TAGS = {
+    "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "div", "dl", "dt",
+    "em", "figcaption", "figure", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i",
+    "img", "kbd", "li", "ol", "p", "pre", "span", "strong", "sub", "sup", "table",
+    "tbody", "td", "th", "thead", "tr", "ul",
+}  # fmt: skip
+_ATTRIBUTES = {
+    "a": {"href", "title"},
+    "img": {"src", "alt", "title", "width", "height"},
+    "span": {"class"},
+    "div": {"class"},
+    "code": {"class"},
+    "pre": {"class"},
+    "td": {"align"},
+    "th": {"align"},
+}
+
+
+def render_markdown(text: str) -> str:
+    """Return sanitised HTML for `text`; scripts, handlers and js: URLs are dropped."""
+    html = md.markdown(
+        text or "", extensions=_EXTENSIONS, extension_configs=_EXTENSION_CONFIGS
+    )
+    return nh3.clean(
+        html,
+        tags=_TAGS,
+        attributes=_ATTRIBUTES,
+        url_schemes={"http", "https", "mailto"},
+        link_rel="noopener noreferrer",
+    )

@@ -1,0 +1,35 @@
+from django.contrib.auth import login
+from django.http import Http404
+from django.shortcuts import redirect, render
+
+from quiz.accounts import user_signup
+from quiz.forms import SignupForm
+from quiz.models import Lesson
+from quiz.selectors import lesson_get, section_list
+
+
+def home(request):
+    return render(request, "quiz/home.html", {"sections": section_list()})
+
+
+def lesson_detail(request, slug: str):
+    try:
+        lesson = lesson_get(slug=slug)
+    except Lesson.DoesNotExist:
+        raise Http404("No such lesson.") from None
+    return render(request, "quiz/lesson.html", {"lesson": lesson})
+
+
+def signup(request):
+    if request.user.is_authenticated:
+        return redirect("home")
+    form = SignupForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = user_signup(
+            username=form.cleaned_data["username"],
+            password=form.cleaned_data["password1"],
+            email=form.cleaned_data.get("email", ""),
+        )
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        return redirect("home")
+    return render(request, "registration/signup.html", {"form": form})

@@ -1,0 +1,137 @@
+"""Fixtures shared by the whole suite: users in each role, content trees."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def make_user(db, django_user_model):
+    from quiz.roles import assign_role
+
+    def make(
+        username: str, role: str | None = "learner", password: str = "pw-Secret-123"
+    ):
+        user = django_user_model.objects.create_user(
+            username=username, password=password
+        )
+        if role:
+            assign_role(user, role)
+        if role == "admin":
+            user.is_superuser = True
+            user.save()
+        return user
+
+    return make
+
+
+@pytest.fixture
+def learner(make_user):
+    return make_user("lea", "learner")
+
+
+@pytest.fixture
+def instructor(make_user):
+    return make_user("ian", "instructor")
+
+
+@pytest.fixture
+def admin_user(make_user):
+    return make_user("ada", "admin")
+
+
+SECTION = """\
+---
+slug: {slug}
+order: {order}
+title: {title}
+---
+About {title}.
+"""
+
+
+def lesson_front_matter(section: str, order: int, slug: str) -> dict:
+    return {
+        "section": section,
+        "order": order,
+        "slug": slug,
+        "title": slug.replace("-", " ").title(),
+        "question": f"What is {slug}?",
+        "tags": ["demo"],
+        "reading_time": 3,
+        "takeaway": f"Remember {slug}.",
+        "follow_ups": [{"question": "Why?", "answer": "Because."}],
+        "questions": [
+            {
+                "kind": "choice",
+                "prompt": "Pick one.",
+                "choices": ["a", "b"],
+                "answer": 1,
+                "explanation": "b is right.",
+            },
+            {
+                "kind": "numeric",
+                "prompt": "How many parameters per block?",
+                "answer": 7087872,
+                "tolerance": 0,
+                "explanation": "12d^2 + 13d.",
+            },
+            {"kind": "recall", "prompt": "Explain tying.", "answer": "One matrix."},
+        ],
+    }
+
+
+class ContentTreeBuilder:
+    """Writes a small content/ tree in a temp folder for loader tests."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+
+    def section(self, slug: str, order: int, title: str | None = None) -> Path:
+        folder = self.root / f"{order:02d}-{slug}"
+        folder.mkdir(exist_ok=True)
+        path = folder / "_section.md"
+        path.write_text(SECTION.format(slug=slug, order=order, title=title or slug))
+        return path
+
+    def lesson(
+        self, in_section: str, order: int, slug: str, body: str | None = None, **fields
+    ) -> Path:
+        """Write a valid lesson; `fields` override front matter (None drops a key)."""
+        folder = next(self.root.glob(f"*-{in_section}"), None) or self.root / "99-misc"
+        folder.mkdir(exist_ok=True)
+        meta = lesson_front_matter(in_section, order, slug)
+        for name, value in fields.items():
+            if value is None:
+                meta.pop(name, None)
+            else:
+                meta[name] = value
+        text = "---\n" + yaml.safe_dump(meta, sort_keys=False) + "---\n"
+        text += body if body is not None else f"## What you need to know\n{slug}.\n"
+        path = folder / f"{order:02d}-{slug}.md"
+        path.write_text(text)
+        return path
+
+    def raw(self, relative: str, text: str) -> Path:
+        path = self.root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+        return path
+
+
+@pytest.fixture
+def content_tree(tmp_path) -> ContentTreeBuilder:
+    tree = ContentTreeBuilder(tmp_path / "content")
+    tree.section("basics", 1, "Basics")
+    tree.section("advanced", 2, "Advanced")
+    tree.lesson("basics", 1, "first-lesson")
+    tree.lesson("basics", 2, "second-lesson")
+    tree.lesson("advanced", 1, "third-lesson")
+    return tree

@@ -1,0 +1,94 @@
+"""Settings come from the environment, with safe defaults and clear refusals."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.conftest import PROJECT_ROOT
+
+PROBE = """
+import json, django
+from django.conf import settings
+django.setup()
+db = settings.DATABASES["default"]
+print(json.dumps({
+    "engine": db["ENGINE"], "name": str(db["NAME"]), "debug": settings.DEBUG,
+    "broker": settings.CELERY_BROKER_URL, "accept": settings.CELERY_ACCEPT_CONTENT,
+    "serializer": settings.CELERY_TASK_SERIALIZER, "acks_late": settings.CELERY_TASK_ACKS_LATE,
+    "time_limit": settings.CELERY_TASK_TIME_LIMIT,
+    "soft_time_limit": settings.CELERY_TASK_SOFT_TIME_LIMIT,
+    "secure_cookies": settings.SESSION_COOKIE_SECURE,
+}))
+"""
+
+
+def settings_with(env: dict) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
+    base["DJANGO_SETTINGS_MODULE"] = "config.settings"
+    return subprocess.run(
+        [sys.executable, "-c", PROBE],
+        env={**base, **env},
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def read(env: dict) -> dict:
+    result = settings_with(env)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_defaults_are_sqlite_no_debug_and_local_redis():
+    values = read({"SECRET_KEY": "k"})
+    assert values["engine"] == "django.db.backends.sqlite3"
+    assert values["name"].endswith("db.sqlite3")
+    assert values["debug"] is False
+    assert values["broker"] == "redis://127.0.0.1:6379/0"
+    assert values["secure_cookies"] is True
+
+
+def test_database_url_selects_postgresql():
+    values = read(
+        {"SECRET_KEY": "k", "DATABASE_URL": "postgres://u@127.0.0.1:5432/course"}
+    )
+    assert values["engine"] == "django.db.backends.postgresql"
+    assert values["name"] == "course"
+
+
+def test_redis_url_is_the_celery_broker():
+    values = read({"SECRET_KEY": "k", "REDIS_URL": "redis://10.0.0.9:6380/2"})
+    assert values["broker"] == "redis://10.0.0.9:6380/2"
+
+
+def test_celery_accepts_json_only_with_late_acks_and_time_limits():
+    values = read({"SECRET_KEY": "k"})
+    assert values["accept"] == ["json"] and values["serializer"] == "json"
+    assert values["acks_late"] is True
+    assert 0 < values["soft_time_limit"] < values["time_limit"]
+
+
+def test_a_secret_key_is_required_when_debug_is_off():
+    result = settings_with({})
+    assert result.returncode != 0
+    assert "SECRET_KEY must be set when DEBUG is off" in result.stderr
+
+
+def test_debug_runs_without_a_secret_key():
+    assert read({"DEBUG": "1"})["debug"] is True
+
+
+def test_a_malformed_boolean_is_rejected_by_name():
+    result = settings_with({"DEBUG": "maybe", "SECRET_KEY": "k"})
+    assert result.returncode != 0
+    assert "DEBUG='maybe' is not a boolean" in result.stderr
+
+
+def test_a_malformed_integer_is_rejected_by_name():
+    result = settings_with({"SECRET_KEY": "k", "CELERY_TASK_TIME_LIMIT": "soon"})
+    assert "CELERY_TASK_TIME_LIMIT='soon' is not an integer" in result.stderr
