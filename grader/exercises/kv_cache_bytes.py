@@ -1,0 +1,134 @@
+"""kv-cache-bytes: memory of the keys and values cached during generation.
+
+Every layer caches a key and a value vector of n_embd numbers for every
+position of every sequence: 2 * n_layer * batch * seq_len * n_embd elements.
+"""
+
+from __future__ import annotations
+
+import random
+
+from grader.checks.result import CheckResult
+from grader.checks.values import exact_int
+from grader.harness.capture import capture_int
+from grader.reference import get_config
+
+SLUG = "kv-cache-bytes"
+ENTRY_POINT = "kv_cache_bytes"
+SIGNATURE = (
+    "kv_cache_bytes(n_layer, n_embd, seq_len, batch_size, bytes_per_element) -> int"
+)
+
+_ARGS = ("n_layer", "n_embd", "seq_len", "batch_size", "bytes_per_element")
+
+
+def reference(n_layer, n_embd, seq_len, batch_size, bytes_per_element) -> int:
+    return 2 * n_layer * batch_size * seq_len * n_embd * bytes_per_element
+
+
+def _case(name: str, config: str | None, hidden: bool, **args) -> dict:
+    if config is not None:
+        c = get_config(config)
+        args = {"n_layer": c.n_layer, "n_embd": c.n_embd, **args}
+    return {"name": name, "hidden": hidden, "args": {k: args[k] for k in _ARGS}}
+
+
+def make_cases(seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    cases = [
+        _case(
+            "gpt2 fp32, one sequence of 1,024",
+            "gpt2",
+            False,
+            seq_len=1024,
+            batch_size=1,
+            bytes_per_element=4,
+        ),
+        _case(
+            "gpt2-medium fp16, batch of 8",
+            "gpt2-medium",
+            False,
+            seq_len=512,
+            batch_size=8,
+            bytes_per_element=2,
+        ),
+        _case(
+            "gpt2-xl bf16, batch of 4",
+            "gpt2-xl",
+            True,
+            seq_len=1024,
+            batch_size=4,
+            bytes_per_element=2,
+        ),
+        _case("tiny int8", "tiny", True, seq_len=16, batch_size=3, bytes_per_element=1),
+    ]
+    for i in range(3):
+        cases.append(
+            _case(
+                f"random shape {i + 1}",
+                None,
+                True,
+                n_layer=rng.randint(3, 60),
+                n_embd=64 * rng.randint(2, 40),
+                seq_len=rng.randint(17, 8192),
+                batch_size=rng.randint(2, 64),
+                bytes_per_element=rng.choice([2, 4, 8]),
+            )
+        )
+    return cases
+
+
+def run_case(fn, case: dict):
+    # Positional, like the signature: a learner may name the parameters freely.
+    result = fn(*(case["args"][key] for key in _ARGS))
+    return {"result": capture_int(result)}, {}
+
+
+def _diagnose(args: dict):
+    expected = reference(**args)
+    slips = [
+        (
+            expected // 2,
+            "forgot-k-or-v",
+            "that is half the answer: every layer caches both a key AND a value",
+        ),
+        (
+            expected // args["bytes_per_element"],
+            "counted-elements",
+            "that is the number of elements; multiply by bytes_per_element for bytes",
+        ),
+        (
+            expected // args["n_layer"],
+            "forgot-layers",
+            "that is one layer's cache; every layer keeps its own keys and values",
+        ),
+        (
+            expected // args["batch_size"],
+            "forgot-batch",
+            "that is one sequence's cache; each sequence in the batch has its own",
+        ),
+        (
+            expected * 8,
+            "bits-not-bytes",
+            "that is in bits; the answer is in bytes",
+        ),
+    ]
+
+    def diagnose(got: int):
+        matches = [(d, hint) for value, d, hint in slips if value == got]
+        return matches[0] if len(matches) == 1 else None
+
+    return diagnose
+
+
+def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+    args = case["args"]
+    return [
+        exact_int(
+            f"{case['name']}: bytes",
+            data.get("result"),
+            reference(**args),
+            hidden=case["hidden"],
+            diagnose=_diagnose(args),
+        )
+    ]

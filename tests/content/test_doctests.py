@@ -1,0 +1,69 @@
+"""Every number a lesson states comes from a doctest that runs here."""
+
+from __future__ import annotations
+
+import doctest
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from quiz.content_files import read_content_tree
+from tests.conftest import PROJECT_ROOT
+
+CONTENT = PROJECT_ROOT / "content"
+REAL_WEIGHTS_MARK = "<!-- doctest: requires-real-weights -->"
+_FENCE = re.compile(r"(?P<mark><!-- doctest: [^>]*-->\s*\n)?```python\n(?P<code>.*?)```", re.S)
+
+
+def doctest_blocks(body: str) -> list[tuple[int, str, bool]]:
+    """(line, source, needs_real_weights) for each ```python block holding >>>."""
+    blocks = []
+    for match in _FENCE.finditer(body):
+        code = match.group("code")
+        if ">>>" in code:
+            line = body[: match.start("code")].count("\n") + 1
+            needs_real = REAL_WEIGHTS_MARK in (match.group("mark") or "")
+            blocks.append((line, code, needs_real))
+    return blocks
+
+
+def lesson_blocks():
+    tree = read_content_tree(CONTENT)
+    for lesson in tree.lessons:
+        for line, code, needs_real in doctest_blocks(lesson.body):
+            rel = lesson.path.relative_to(PROJECT_ROOT)
+            yield pytest.param(lesson.path, line, code, needs_real, id=f"{rel}:{line}")
+
+
+@pytest.mark.parametrize(("path", "line", "code", "needs_real"), list(lesson_blocks()))
+def test_lesson_doctest(path: Path, line: int, code: str, needs_real: bool):
+    if needs_real and not os.environ.get("GPT2_WEIGHTS_PATH"):
+        pytest.skip("needs the real GPT-2 weights (GPT2_WEIGHTS_PATH)")
+    parser = doctest.DocTestParser()
+    test = parser.get_doctest(code, {}, f"{path.name}:{line}", str(path), line)
+    runner = doctest.DocTestRunner(
+        optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+    )
+    out: list[str] = []
+    runner.run(test, out=out.append)
+    assert runner.failures == 0, "".join(out)
+    assert runner.tries > 0
+
+
+def test_every_lesson_carries_at_least_one_doctest():
+    tree = read_content_tree(CONTENT)
+    for lesson in tree.lessons:
+        assert doctest_blocks(lesson.body), f"{lesson.path} has no doctest"
+
+
+def test_the_block_finder_sees_marks_and_skips_plain_code():
+    body = (
+        "text\n```python\nx = 1\n```\n"
+        "```python\n>>> 1 + 1\n2\n```\n"
+        f"{REAL_WEIGHTS_MARK}\n```python\n>>> 2\n2\n```\n"
+    )
+    blocks = doctest_blocks(body)
+    assert [(needs_real) for _, _, needs_real in blocks] == [False, True]
+    assert blocks[0][1].startswith(">>> 1 + 1")

@@ -1,0 +1,121 @@
+"""Every content/exercises/*.yaml is complete, and grading proves it right.
+
+The reference solution must pass through the real SubprocessRunner and each
+wrong solution must not, naming the diagnosis it declares. Each graded
+solution is a cold child process, so those tests are marked slow; they share
+no paths and run in parallel under pytest-xdist.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+import yaml
+
+from grader.exercises.base import load_harness
+from grader.grading import grade
+from grader.harness.subprocess_runner import SubprocessRunner
+
+EXERCISES = Path(__file__).resolve().parents[2] / "content" / "exercises"
+FILES = sorted(EXERCISES.glob("*.yaml"))
+REQUIRED = {
+    "slug",
+    "title",
+    "harness",
+    "entry_point",
+    "signature",
+    "prompt",
+    "starter",
+    "solution",
+    "wrong_solutions",
+}
+KNOWN = REQUIRED | {"lesson"}
+SEED = 20_240_611  # fixed, so a failure here can be replayed
+TIMEOUT = 180.0  # a cold child may build GPT-2 small on a busy machine
+
+
+def load(path: Path) -> dict:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def wrong_solution_params():
+    params = []
+    for path in FILES:
+        for index, wrong in enumerate(load(path).get("wrong_solutions") or []):
+            label = f"{path.stem}-{index}-{wrong.get('name', '?')}".replace(" ", "-")
+            params.append(pytest.param(path, index, id=label))
+    return params
+
+
+def run(exercise: dict, code: str):
+    return grade(
+        harness=exercise["harness"],
+        code=code,
+        entry_point=exercise["entry_point"],
+        runner=SubprocessRunner(),
+        seed=SEED,
+        timeout=TIMEOUT,
+    )
+
+
+def _function(code: str, name: str) -> ast.FunctionDef | None:
+    for node in ast.parse(code).body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return node
+    return None
+
+
+def test_there_are_exercise_files():
+    assert len(FILES) >= 6
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_exercise_file_is_valid_and_complete(path):
+    exercise = load(path)
+    assert isinstance(exercise, dict)
+    assert REQUIRED <= set(exercise), f"missing {REQUIRED - set(exercise)}"
+    assert set(exercise) <= KNOWN, f"unknown keys {set(exercise) - KNOWN}"
+    assert exercise["slug"] == path.stem
+    for key in REQUIRED - {"wrong_solutions"}:
+        assert isinstance(exercise[key], str) and exercise[key].strip(), key
+
+    module = load_harness(exercise["harness"])
+    assert module.SLUG == exercise["slug"]
+    assert module.ENTRY_POINT == exercise["entry_point"]
+    assert module.SIGNATURE == exercise["signature"]
+
+    starter = _function(exercise["starter"], exercise["entry_point"])
+    assert starter is not None, "the starter defines the entry point"
+    assert ast.get_docstring(starter), "the starter has a docstring"
+    assert _function(exercise["solution"], exercise["entry_point"]) is not None
+
+    wrongs = exercise["wrong_solutions"]
+    assert isinstance(wrongs, list) and len(wrongs) >= 2
+    for wrong in wrongs:
+        assert {"name", "diagnosis", "code"} <= set(wrong)
+        assert wrong["diagnosis"] is None or isinstance(wrong["diagnosis"], str)
+        compile(wrong["code"], wrong["name"], "exec")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_reference_solution_passes(path):
+    exercise = load(path)
+    verdict = run(exercise, exercise["solution"])
+    failed = [c.message for c in verdict.checks if not c.passed]
+    assert verdict.status == "passed", failed
+    assert verdict.score == 1.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("path", "index"), wrong_solution_params())
+def test_wrong_solution_fails_with_its_diagnosis(path, index):
+    exercise = load(path)
+    wrong = exercise["wrong_solutions"][index]
+    verdict = run(exercise, wrong["code"])
+    assert verdict.status != "passed"
+    if wrong["diagnosis"] is not None:
+        named = {c.diagnosis for c in verdict.checks if not c.passed}
+        assert wrong["diagnosis"] in named, [c.message for c in verdict.checks]

@@ -1,0 +1,273 @@
+"""Grading end to end: the verdict is decided in the parent, never the child."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from grader.exercises import kv_cache_bytes
+from grader.grading import grade, judge
+from grader.harness.subprocess_runner import SubprocessRunner
+from grader.harness.wire import VERSION, encode_result
+from grader.runner import ChildOutcome
+
+KV = "kv-cache-bytes"
+RIGHT = textwrap.dedent(
+    """\
+    def kv_cache_bytes(n_layer, n_embd, seq_len, batch_size, bytes_per_element):
+        return 2 * n_layer * n_embd * seq_len * batch_size * bytes_per_element
+    """
+)
+
+
+def grade_kv(code: str, *, timeout: float = 60.0, seed: int = 1):
+    return grade(
+        harness=KV,
+        code=code,
+        entry_point="kv_cache_bytes",
+        runner=SubprocessRunner(),
+        seed=seed,
+        timeout=timeout,
+    )
+
+
+def with_body(body: str, *, prelude: str = "") -> str:
+    head = (
+        "def kv_cache_bytes(n_layer, n_embd, seq_len, batch_size, bytes_per_element):\n"
+    )
+    return prelude + head + textwrap.indent(textwrap.dedent(body), "    ")
+
+
+# -- judge() on raw outcomes (no child process) ---------------------------------
+
+
+def outcome(**fields) -> ChildOutcome:
+    base = dict(
+        exit_code=0,
+        timed_out=False,
+        stdout="",
+        stderr="",
+        result=b"",
+        duration_ms=5.0,
+    )
+    return ChildOutcome(**(base | fields))
+
+
+def test_a_timeout_is_an_error_that_names_the_limit():
+    cases = kv_cache_bytes.make_cases(0)
+    verdict = judge(kv_cache_bytes, cases, outcome(timed_out=True), timeout=60)
+    assert verdict.status == "error" and verdict.score == 0
+    assert "took longer than 60 s" in verdict.checks[0].message
+
+
+def test_a_memory_kill_is_reported_as_such():
+    cases = kv_cache_bytes.make_cases(0)
+    crash = outcome(exit_code=-9, killed_reason="memory limit")
+    verdict = judge(kv_cache_bytes, cases, crash, timeout=60)
+    assert verdict.status == "error"
+    assert "killed: memory limit" in verdict.checks[0].message
+
+
+def test_a_crash_names_the_signal():
+    cases = kv_cache_bytes.make_cases(0)
+    verdict = judge(kv_cache_bytes, cases, outcome(exit_code=-11), timeout=60)
+    assert "SIGSEGV" in verdict.checks[0].message
+
+
+def test_an_unreadable_result_is_an_error_not_a_pass():
+    cases = kv_cache_bytes.make_cases(0)
+    junk = outcome(result=b'{"status": "passed", "score": 1.0}')
+    verdict = judge(kv_cache_bytes, cases, junk, timeout=60)
+    assert verdict.status == "error"
+    assert "could not read the result" in verdict.checks[0].message
+
+
+def test_a_result_with_too_few_cases_is_an_error():
+    cases = kv_cache_bytes.make_cases(0)
+    blob = encode_result({"version": VERSION, "error": None, "cases": []}, {})
+    verdict = judge(kv_cache_bytes, cases, outcome(result=blob), timeout=60)
+    assert verdict.status == "error"
+
+
+def test_forged_case_data_fails_in_the_parent():
+    cases = kv_cache_bytes.make_cases(0)
+    forged = {"type": "builtins.int", "value": 1, "repr": "1"}
+    records = [{"ok": True, "data": {"result": forged}} for _ in cases]
+    blob = encode_result({"version": VERSION, "error": None, "cases": records}, {})
+    verdict = judge(kv_cache_bytes, cases, outcome(result=blob), timeout=60)
+    assert verdict.status == "failed"
+    assert verdict.score == 0
+
+
+def test_malformed_case_data_fails_without_crashing_the_grader():
+    cases = kv_cache_bytes.make_cases(0)
+    records = [{"ok": True, "data": {"result": ["not", "a", "record"]}} for _ in cases]
+    blob = encode_result({"version": VERSION, "error": None, "cases": records}, {})
+    verdict = judge(kv_cache_bytes, cases, outcome(result=blob), timeout=60)
+    assert verdict.status == "failed"
+
+
+def test_verdict_to_dict_has_the_documented_keys():
+    cases = kv_cache_bytes.make_cases(0)
+    verdict = judge(kv_cache_bytes, cases, outcome(timed_out=True), timeout=60)
+    data = verdict.to_dict()
+    assert set(data) == {"status", "score", "checks", "stdout", "stderr", "duration_ms"}
+    assert set(data["checks"][0]) >= {
+        "name",
+        "passed",
+        "message",
+        "expected",
+        "got",
+        "diagnosis",
+        "hidden",
+    }
+
+
+# -- grade() through real child processes ----------------------------------------
+
+
+@pytest.mark.slow
+def test_a_right_answer_passes_with_full_score():
+    verdict = grade_kv(RIGHT + "print('working')\n")
+    assert verdict.status == "passed"
+    assert verdict.score == 1.0
+    assert verdict.stdout.strip() == "working"
+    assert len(verdict.checks) == len(kv_cache_bytes.make_cases(1))
+
+
+@pytest.mark.slow
+def test_a_syntax_error_is_an_error_with_its_line():
+    verdict = grade_kv("x = 1\n\ndef kv_cache_bytes(n_layer\n    return 1\n")
+    assert verdict.status == "error"
+    assert verdict.checks[0].message.startswith("line 3:")
+
+
+@pytest.mark.slow
+def test_a_missing_entry_point_is_an_error_that_says_what_to_define():
+    verdict = grade_kv("def kv_bytes(*args):\n    return 0\n")
+    assert verdict.status == "error"
+    assert "define a function named kv_cache_bytes" in verdict.checks[0].message
+
+
+@pytest.mark.slow
+def test_an_exception_is_an_error_with_line_and_cause():
+    code = with_body("config = None\nreturn config.n_layer\n")
+    verdict = grade_kv(code)
+    assert verdict.status == "error"
+    assert verdict.checks[0].message.startswith("line 3: AttributeError:")
+
+
+@pytest.mark.slow
+def test_an_endless_loop_is_stopped_and_reported():
+    verdict = grade_kv(with_body("while True:\n    pass\n"), timeout=8)
+    assert verdict.status == "error"
+    assert "took longer than 8 s" in verdict.checks[0].message
+
+
+@pytest.mark.slow
+def test_printing_a_passing_verdict_and_exiting_is_not_a_pass():
+    code = textwrap.dedent(
+        """\
+        import json, os, sys
+        print(json.dumps({"status": "passed", "score": 1.0, "checks": []}))
+        sys.stdout.flush()
+        os._exit(0)
+        """
+    )
+    verdict = grade_kv(code)
+    assert verdict.status == "error"
+    assert "exit" in verdict.checks[0].message
+
+
+@pytest.mark.slow
+def test_writing_a_forged_result_to_the_grader_channel_is_not_a_pass():
+    code = textwrap.dedent(
+        """\
+        import os
+        from grader.harness.wire import encode_result
+        forged = {"type": "builtins.int", "value": 7, "repr": "7"}
+        meta = {"version": 1, "error": None,
+                "cases": [{"ok": True, "data": {"result": forged}}] * 7}
+        os.write(3, encode_result(meta, {}))
+        os._exit(0)
+        """
+    )
+    verdict = grade_kv(code)
+    assert verdict.status != "passed"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("prelude", "expression", "named"),
+    [
+        (
+            "class Always:\n    def __eq__(self, other):\n        return True\n\n",
+            "Always()",
+            "Always",
+        ),
+        (
+            "class Sneaky(int):\n    def __eq__(self, other):\n        return True\n"
+            "    __hash__ = int.__hash__\n\n",
+            "Sneaky(0)",
+            "Sneaky",
+        ),
+        ("import numpy as np\n\n", "np.int64(2) * n_layer * n_embd", "numpy.int64"),
+        ("", "float(2 * n_layer * n_embd * seq_len)", "float"),
+    ],
+    ids=["rigged-eq", "int-subclass", "numpy-int", "float"],
+)
+def test_lookalike_ints_fail_and_the_type_is_named(prelude, expression, named):
+    verdict = grade_kv(with_body(f"return {expression}\n", prelude=prelude))
+    assert verdict.status == "failed"
+    assert verdict.score == 0
+    assert all(named in check.message for check in verdict.checks)
+    assert {check.diagnosis for check in verdict.checks} == {"not-an-int"}
+
+
+@pytest.mark.slow
+def test_patching_the_childs_capture_and_builtins_cannot_pass():
+    prelude = textwrap.dedent(
+        """\
+        import builtins
+        import torch
+        import grader.exercises.kv_cache_bytes as harness
+
+        torch.equal = lambda *args, **kwargs: True
+        torch.allclose = lambda *args, **kwargs: True
+        builtins.isinstance = lambda *args: True
+        harness.capture_int = lambda value: {
+            "type": "builtins.int", "value": 75497472, "repr": "75497472"
+        }
+
+        """
+    )
+    verdict = grade_kv(with_body("return 0\n", prelude=prelude))
+    assert verdict.status != "passed"
+    assert verdict.score < 1.0
+
+
+@pytest.mark.slow
+def test_a_tied_gradient_is_recomputed_in_the_parent_not_trusted():
+    # A learner who aliases .data and patches torch's comparisons in the child
+    # still fails: the gradient is compared in the parent.
+    code = textwrap.dedent(
+        """\
+        import torch
+        torch.equal = lambda *args, **kwargs: True
+        torch.allclose = lambda *args, **kwargs: True
+
+        def tie_weights(model):
+            model.lm_head.weight.data = model.transformer.wte.weight.data
+        """
+    )
+    verdict = grade(
+        harness="tie-weights",
+        code=code,
+        entry_point="tie_weights",
+        runner=SubprocessRunner(),
+        seed=3,
+        timeout=120,
+    )
+    assert verdict.status == "failed"
+    assert "aliased-data" in {check.diagnosis for check in verdict.checks}
