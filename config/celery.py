@@ -3,9 +3,21 @@
 import os
 
 from celery import Celery
+from celery.signals import worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("course")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@worker_process_init.connect
+def _warm_the_grader(**kwargs) -> None:
+    """Start this worker process's warm sandbox pool before the first job."""
+    from django.conf import settings
+
+    if settings.GRADER_RUNNER == "pool" and not settings.CELERY_TASK_ALWAYS_EAGER:
+        from grader.runners import runner_get
+
+        runner_get()

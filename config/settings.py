@@ -115,6 +115,8 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_THROTTLE_RATES": {"submissions": envstr("SUBMISSION_RATE", "30/min")},
+    "EXCEPTION_HANDLER": "grader.api.errors.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Transformer Q&A course API",
@@ -134,6 +136,8 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_ACKS_LATE = True
+# One queue name per deployment (tests give each worker its own).
+CELERY_TASK_DEFAULT_QUEUE = envstr("CELERY_QUEUE", "grading")
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = envint("CELERY_TASK_SOFT_TIME_LIMIT", 120, minimum=1)
@@ -142,11 +146,44 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Without a reachable Redis, `make run` grades in the web process (see README).
 CELERY_TASK_ALWAYS_EAGER = envbool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_EAGER_PROPAGATES = True
+SWEEP_INTERVAL_SECONDS = envint("SWEEP_INTERVAL_SECONDS", 30, minimum=1)
+CELERY_BEAT_SCHEDULE = {
+    "sweep-stale-submissions": {
+        "task": "grader.sweep",
+        "schedule": float(SWEEP_INTERVAL_SECONDS),
+        "options": {"queue": CELERY_TASK_DEFAULT_QUEUE},
+    }
+}
+
+# Per-process counters are wrong behind several web workers: throttles and
+# the queue position use Redis unless grading runs in-process.
+if CELERY_TASK_ALWAYS_EAGER:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+        }
+    }
 
 # Grader. The sandbox refuses to grade without its protections unless this
 # loudly named switch allows an unprotected child process (local dev only).
 GRADER_ALLOW_UNSAFE_SANDBOX = envbool("GRADER_ALLOW_UNSAFE_SANDBOX", False)
+# "pool": warm sandboxed workers (Celery workers); "cold": one sandbox per grade.
+GRADER_RUNNER = envstr("GRADER_RUNNER", "pool")
+if GRADER_RUNNER not in ("pool", "cold"):
+    raise ImproperlyConfigured(f"GRADER_RUNNER={GRADER_RUNNER!r}: use pool or cold")
+GRADER_POOL_SIZE = envint("GRADER_POOL_SIZE", 1, minimum=1)
 GRADER_TIMEOUT_SECONDS = envint("GRADER_TIMEOUT_SECONDS", 60, minimum=1)
+# A running row whose worker has been silent this long is graded again.
+GRADING_LEASE_SECONDS = envint(
+    "GRADING_LEASE_SECONDS", GRADER_TIMEOUT_SECONDS + 60, minimum=1
+)
+SWEEP_QUEUED_AFTER_SECONDS = envint("SWEEP_QUEUED_AFTER_SECONDS", 120, minimum=1)
+SUBMISSION_MAX_BYTES = envint("SUBMISSION_MAX_BYTES", 64 * 1024, minimum=1)
+SUBMISSION_OUTPUT_MAX_CHARS = 64_000
+API_MAX_BODY_BYTES = 1024 * 1024
 GPT2_WEIGHTS_PATH = envstr("GPT2_WEIGHTS_PATH") or None
 TIKTOKEN_CACHE_DIR = envstr("TIKTOKEN_CACHE_DIR") or None
 

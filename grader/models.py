@@ -1,5 +1,8 @@
 """Exercises: the gradable parts of a lesson, editable in the admin."""
 
+import uuid
+
+from django.conf import settings
 from django.db import models
 
 
@@ -39,3 +42,64 @@ class Exercise(models.Model):
 
     def __str__(self) -> str:
         return self.slug
+
+
+class Submission(models.Model):
+    """One attempt at an exercise; the row is the source of truth for its state."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        PASSED = "passed"
+        FAILED = "failed"
+        ERROR = "error"
+
+    TERMINAL = (Status.PASSED, Status.FAILED, Status.ERROR)
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions"
+    )
+    exercise = models.ForeignKey(
+        Exercise, on_delete=models.CASCADE, related_name="submissions"
+    )
+    code = models.TextField()
+    seed = models.BigIntegerField(help_text="Draw of the randomised cases.")
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True
+    )
+    score = models.FloatField(null=True, blank=True)
+    checks = models.JSONField(default=list, blank=True)
+    stdout = models.TextField(blank=True)
+    stderr = models.TextField(blank=True)
+    grading_attempts = models.PositiveSmallIntegerField(
+        default=0, help_text="Times a worker claimed it; more than one means a crash."
+    )
+    claimed_by = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    grade_ms = models.FloatField(null=True, blank=True, help_text="Time in the grader.")
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["status", "created_at"])]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(score__isnull=True)
+                | models.Q(score__gte=0, score__lte=1),
+                name="submission_score_in_unit_interval",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(status__in=["queued", "running", "passed", "failed", "error"]),
+                name="submission_status_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.exercise_id}:{self.id} {self.status}"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.status in self.TERMINAL

@@ -35,7 +35,8 @@ $BIN/python manage.py create_demo_accounts
 
 worker_pid=""
 if [[ ${CELERY_TASK_ALWAYS_EAGER:-0} != 1 ]]; then
-  $BIN/celery -A config worker --loglevel=INFO --concurrency=1 &
+  # -B runs the sweeper schedule in this one worker (exactly one beat per site).
+  $BIN/celery -A config worker -B --loglevel=INFO --concurrency=1 &
   worker_pid=$!
   trap '[[ -n $worker_pid ]] && kill $worker_pid 2>/dev/null' EXIT INT TERM
 fi

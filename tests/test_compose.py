@@ -33,8 +33,8 @@ def config() -> dict:
     return compose_config()
 
 
-def test_it_describes_web_worker_redis_and_postgres(config):
-    assert set(config["services"]) == {"web", "worker", "redis", "postgres"}
+def test_it_describes_web_worker_beat_redis_and_postgres(config):
+    assert set(config["services"]) == {"web", "worker", "beat", "redis", "postgres"}
 
 
 def test_every_service_has_a_healthcheck(config):
@@ -58,7 +58,7 @@ def test_the_worker_can_be_scaled(config):
 
 
 def test_app_services_wait_for_healthy_dependencies(config):
-    for name in ("web", "worker"):
+    for name in ("web", "worker", "beat"):
         depends = config["services"][name]["depends_on"]
         assert depends["postgres"]["condition"] == "service_healthy"
         assert depends["redis"]["condition"] == "service_healthy"

@@ -1,0 +1,23 @@
+"""Site-wide 404/500 handlers: JSON under /api/, pages elsewhere."""
+
+from django.http import JsonResponse
+from django.views import defaults
+
+
+def _is_api(request) -> bool:
+    return request.path.startswith("/api/")
+
+
+def not_found(request, exception):
+    if _is_api(request):
+        return JsonResponse({"detail": "Not found."}, status=404)
+    return defaults.page_not_found(request, exception)
+
+
+def server_error(request):
+    if _is_api(request):
+        return JsonResponse(
+            {"detail": "Something went wrong on our side; it has been logged."},
+            status=500,
+        )
+    return defaults.server_error(request)

@@ -1,0 +1,122 @@
+"""Small input/output serializers, one per operation."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from grader.models import Exercise, Submission
+
+
+class TokenRequestSerializer(serializers.Serializer):
+    username = serializers.CharField(max_length=150)
+    password = serializers.CharField(max_length=128, style={"input_type": "password"})
+
+
+class TokenResponseSerializer(serializers.Serializer):
+    token = serializers.CharField()
+
+
+class ExerciseListSerializer(serializers.ModelSerializer):
+    lesson = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Exercise
+        fields = ["slug", "title", "lesson", "entry_point", "signature", "url"]
+
+    def get_url(self, obj: Exercise) -> str:
+        return self.context["request"].build_absolute_uri(
+            f"/api/v1/exercises/{obj.slug}/"
+        )
+
+
+class ExerciseDetailSerializer(ExerciseListSerializer):
+    class Meta(ExerciseListSerializer.Meta):
+        fields = [*ExerciseListSerializer.Meta.fields, "prompt", "starter"]
+
+
+class StrictCharField(serializers.CharField):
+    """A CharField that refuses numbers and other non-strings instead of coercing."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class SubmissionCreateSerializer(serializers.Serializer):
+    code = StrictCharField(
+        allow_blank=False, trim_whitespace=False, help_text="Python source."
+    )
+
+
+class CheckSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    passed = serializers.BooleanField()
+    message = serializers.CharField(allow_blank=True)
+    expected = serializers.CharField(allow_null=True, required=False)
+    got = serializers.CharField(allow_null=True, required=False)
+    diagnosis = serializers.CharField(allow_null=True, required=False)
+    hidden = serializers.BooleanField(required=False)
+
+
+class SubmissionCreatedSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    status = serializers.CharField()
+    url = serializers.URLField()
+
+
+class SubmissionSerializer(serializers.ModelSerializer):
+    exercise = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    checks = CheckSerializer(many=True)
+    queue_position = serializers.IntegerField(
+        allow_null=True, help_text="1 = next to be graded; null once grading started."
+    )
+    timings = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Submission
+        fields = [
+            "id",
+            "exercise",
+            "status",
+            "score",
+            "checks",
+            "stdout",
+            "stderr",
+            "queue_position",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "timings",
+        ]
+
+    def get_timings(self, obj: Submission) -> dict[str, float | None]:
+        def ms(start, end):
+            return (
+                round((end - start).total_seconds() * 1000, 1)
+                if start and end
+                else None
+            )
+
+        return {
+            "queued_ms": ms(obj.created_at, obj.started_at),
+            "grade_ms": obj.grade_ms,
+            "total_ms": ms(obj.created_at, obj.finished_at),
+        }
+
+
+class GradescopeTestSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    score = serializers.FloatField()
+    max_score = serializers.FloatField()
+    status = serializers.ChoiceField(choices=["passed", "failed"])
+    output = serializers.CharField(allow_blank=True)
+    visibility = serializers.CharField()
+
+
+class GradescopeResultSerializer(serializers.Serializer):
+    score = serializers.FloatField()
+    execution_time = serializers.FloatField(allow_null=True)
+    output = serializers.CharField(allow_blank=True)
+    tests = GradescopeTestSerializer(many=True)

@@ -1,0 +1,28 @@
+from django.urls import path
+
+from grader.api import views
+
+urlpatterns = [
+    path("auth/token/", views.TokenView.as_view(), name="api-token"),
+    path("exercises/", views.ExerciseListView.as_view(), name="api-exercises"),
+    path(
+        "exercises/<slug:slug>/",
+        views.ExerciseDetailView.as_view(),
+        name="api-exercise",
+    ),
+    path(
+        "exercises/<slug:slug>/submissions/",
+        views.SubmissionCreateView.as_view(),
+        name="api-submission-create",
+    ),
+    path(
+        "submissions/<uuid:submission_id>/",
+        views.SubmissionDetailView.as_view(),
+        name="api-submission",
+    ),
+    path(
+        "submissions/<uuid:submission_id>/gradescope/",
+        views.SubmissionGradescopeView.as_view(),
+        name="api-submission-gradescope",
+    ),
+]

@@ -1,0 +1,98 @@
+"""`manage.py grade SLUG FILE [--json]`: grade a local file like a submission."""
+
+from __future__ import annotations
+
+import json as _json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from grader import selectors
+from grader.models import Exercise
+from grader.services import exercise_grade
+
+MAX_FILE_BYTES = 1024 * 1024
+
+
+class Command(BaseCommand):
+    help = "Grade a Python file against an exercise; exits 0 whatever the verdict."
+
+    def add_arguments(self, parser):
+        parser.add_argument("slug", help="Exercise slug, e.g. tie-weights.")
+        parser.add_argument("file", help="Python file defining the entry point.")
+        parser.add_argument(
+            "--json", action="store_true", help="Print one JSON object."
+        )
+        parser.add_argument("--seed", type=int, default=None, help="Fix the case draw.")
+
+    def handle(self, *args, slug, file, json: bool = False, seed=None, **options):
+        exercise = self._exercise(slug)
+        code = self._read(Path(file))
+        from grader.runners import runner_get
+        from grader.sandbox import SandboxUnavailable
+
+        try:
+            runner_get(
+                "cold"
+            )  # fail early, with the sandbox's reason, if it cannot run
+        except SandboxUnavailable as exc:
+            raise CommandError(f"cannot grade here: {exc}") from None
+        verdict = exercise_grade(
+            exercise=exercise, code=code, seed=seed, runner_kind="cold"
+        )
+        if json:
+            self.stdout.write(_json.dumps(verdict.to_dict()))
+        else:
+            self._print(exercise, verdict)
+
+    def _exercise(self, slug: str) -> Exercise:
+        try:
+            return selectors.exercise_get(slug=slug)
+        except Exercise.DoesNotExist:
+            known = ", ".join(selectors.exercise_list().values_list("slug", flat=True))
+            hint = (
+                f" (known: {known})" if known else " (run manage.py load_content first)"
+            )
+            raise CommandError(
+                f"unknown exercise {slug!r}{hint}", returncode=2
+            ) from None
+
+    def _read(self, path: Path) -> str:
+        try:
+            if path.stat().st_size > MAX_FILE_BYTES:
+                raise CommandError(
+                    f"{path}: larger than {MAX_FILE_BYTES:,} bytes", returncode=2
+                )
+            return path.read_bytes().decode("utf-8")
+        except FileNotFoundError:
+            raise CommandError(f"{path}: no such file", returncode=2) from None
+        except IsADirectoryError:
+            raise CommandError(
+                f"{path}: is a directory, not a file", returncode=2
+            ) from None
+        except PermissionError:
+            raise CommandError(f"{path}: permission denied", returncode=2) from None
+        except UnicodeDecodeError as exc:
+            raise CommandError(
+                f"{path}: not UTF-8 text (byte {exc.start})", returncode=2
+            ) from None
+
+    def _print(self, exercise: Exercise, verdict) -> None:
+        style = {"passed": self.style.SUCCESS, "failed": self.style.WARNING}.get(
+            verdict.status, self.style.ERROR
+        )
+        self.stdout.write(
+            style(
+                f"{exercise.slug}: {verdict.status} (score {verdict.score:.2f}, "
+                f"{verdict.duration_ms:.0f} ms)"
+            )
+        )
+        for check in verdict.checks:
+            mark = "PASS" if check.passed else "FAIL"
+            hidden = " (hidden case)" if check.hidden else ""
+            self.stdout.write(f"  {mark} {check.name}{hidden}")
+            if not check.passed:
+                for line in check.message.splitlines():
+                    self.stdout.write(f"       {line}")
+        if verdict.stdout:
+            self.stdout.write("Your code printed:\n" + verdict.stdout)

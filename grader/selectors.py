@@ -1,0 +1,63 @@
+"""Reads for exercises and submissions, with visibility rules in one place."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+
+from grader.models import Exercise, Submission
+
+
+def exercise_list() -> QuerySet[Exercise]:
+    return Exercise.objects.filter(published=True).select_related("lesson")
+
+
+def exercise_get(*, slug: str) -> Exercise:
+    return exercise_list().get(slug=slug)
+
+
+def submissions_visible_to(user) -> QuerySet[Submission]:
+    """Learners see their own; admins see all. Cohorts widen this for instructors."""
+    qs = Submission.objects.select_related("exercise")
+    if user.is_superuser:
+        return qs
+    return qs.filter(user=user)
+
+
+def submission_get(*, user, submission_id) -> Submission:
+    return submissions_visible_to(user).get(pk=submission_id)
+
+
+def submission_queue_position(submission: Submission) -> int | None:
+    """1 when next in line; None once a worker has it."""
+    if submission.status != Submission.Status.QUEUED:
+        return None
+    ahead = Submission.objects.filter(
+        status=Submission.Status.QUEUED, created_at__lt=submission.created_at
+    ).count()
+    return ahead + 1
+
+
+def submission_gradescope(submission: Submission) -> dict:
+    """The submission in Gradescope's results.json shape (one point per check)."""
+    tests = [
+        {
+            "name": check["name"],
+            "score": 1.0 if check["passed"] else 0.0,
+            "max_score": 1.0,
+            "status": "passed" if check["passed"] else "failed",
+            "output": check.get("message", ""),
+            "visibility": "after_published" if check.get("hidden") else "visible",
+        }
+        for check in submission.checks
+    ]
+    output = f"{submission.exercise.slug}: {submission.status}"
+    if submission.stdout:
+        output += f"\n\nYour code printed:\n{submission.stdout}"
+    return {
+        "score": sum(t["score"] for t in tests),
+        "execution_time": round(submission.grade_ms / 1000, 3)
+        if submission.grade_ms
+        else None,
+        "output": output,
+        "tests": tests,
+    }
