@@ -14,10 +14,17 @@ app.autodiscover_tasks()
 
 @worker_process_init.connect
 def _warm_the_grader(**kwargs) -> None:
-    """Start this worker process's warm sandbox pool before the first job."""
+    """Start warming this worker process's sandbox pool before the first job.
+
+    In a thread: Celery kills a pool process whose init takes more than a few
+    seconds, and warming (torch, GPT-2 small) takes longer. The first job
+    waits for it on the runner lock.
+    """
     from django.conf import settings
 
     if settings.GRADER_RUNNER == "pool" and not settings.CELERY_TASK_ALWAYS_EAGER:
+        import threading
+
         from grader.runners import runner_get
 
-        runner_get()
+        threading.Thread(target=runner_get, name="warm-grader", daemon=True).start()

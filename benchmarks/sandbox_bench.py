@@ -1,0 +1,166 @@
+"""Cold sandbox vs warm pool: time per grade of tie-weights, and memory.
+
+    .venv/bin/python benchmarks/sandbox_bench.py [--short] [--runs N]
+
+Prints figures; asserts nothing. "sandbox" times are the runner's own
+(from starting the job to its result); "grade" times add the parent-side
+checks of grader.grading. Memory is read from /proc/PID/smaps_rollup of
+every process of the pool's slot uids (needs root, as the pool does).
+Targets: warm >= 20x faster than cold, warm median < 150 ms, pool < 1.5 GB
+RSS, < 100 MB extra per concurrent grade.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from grader.grading import grade  # noqa: E402
+from grader.sandbox import SandboxRunner, WarmPool  # noqa: E402
+from grader.sandbox.slots import uid_pids  # noqa: E402
+
+RIGHT = """\
+def tie_weights(model):
+    model.lm_head.weight = model.transformer.wte.weight
+"""
+HOLD = """\
+import time
+def tie_weights(model):
+    model.lm_head.weight = model.transformer.wte.weight
+    time.sleep(HOLD_SECONDS)
+"""
+MB = 1024 * 1024
+
+
+class Recording:
+    """A runner wrapper that keeps each ChildOutcome's duration."""
+
+    def __init__(self, runner):
+        self.runner = runner
+        self.durations: list[float] = []
+
+    def run(self, job, *, timeout):
+        outcome = self.runner.run(job, timeout=timeout)
+        self.durations.append(outcome.duration_ms)
+        return outcome
+
+
+def grade_once(runner, code: str = RIGHT) -> tuple[str, float]:
+    start = time.monotonic()
+    verdict = grade(
+        harness="tie-weights",
+        code=code,
+        entry_point="tie_weights",
+        runner=runner,
+        timeout=60,
+        seed=1,
+    )
+    return verdict.status, (time.monotonic() - start) * 1000
+
+
+def rollup(pid: int) -> dict[str, int]:
+    """Rss/Pss/Private_* in bytes from smaps_rollup (0 if the pid is gone)."""
+    found: dict[str, int] = {}
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) == 3 and parts[2] == "kB":
+                    found[parts[0].rstrip(":")] = int(parts[1]) * 1024
+    except OSError:
+        pass
+    return found
+
+
+def pool_memory(pool: WarmPool) -> dict[str, int]:
+    """Summed Rss, Pss and USS over every process of the pool's uids."""
+    total = {"Rss": 0, "Pss": 0, "Uss": 0, "processes": 0}
+    for slot in pool.slots.slots:
+        for pid in uid_pids(slot.uid):
+            r = rollup(pid)
+            total["Rss"] += r.get("Rss", 0)
+            total["Pss"] += r.get("Pss", 0)
+            total["Uss"] += r.get("Private_Clean", 0) + r.get("Private_Dirty", 0)
+            total["processes"] += 1
+    return total
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--short", action="store_true", help="few runs, for CI")
+    parser.add_argument("--runs", type=int, default=None, help="warm grades")
+    parser.add_argument("--slots", type=int, default=2, help="warm pool size")
+    args = parser.parse_args()
+    runs = args.runs or (5 if args.short else 30)
+    cold_runs = 1 if args.short else 3
+
+    print(f"== cold: {cold_runs} grade(s) in a fresh sandbox each")
+    cold = Recording(SandboxRunner(concurrency=1))
+    cold_grades = [grade_once(cold) for _ in range(cold_runs)]
+    cold.runner.close()
+    cold_ms = statistics.median(cold.durations)
+    print(f"  statuses {[s for s, _ in cold_grades]}")
+    print(f"  sandbox {cold_ms:8.0f} ms (median)   grade {cold_grades[-1][1]:8.0f} ms")
+
+    print(f"== warm pool ({args.slots} slots)")
+    started = time.monotonic()
+    pool = WarmPool(args.slots).start()
+    print(f"  pool start {time.monotonic() - started:.1f} s")
+    warm = Recording(pool)
+    grade_once(warm)  # the parent's own first-use costs (reference models)
+    warm.durations.clear()
+    grades = [grade_once(warm) for _ in range(runs)]
+    statuses = {s for s, _ in grades}
+    warm_ms = statistics.median(warm.durations)
+    grade_ms = [ms for _, ms in grades]
+    print(f"  {runs} grades, statuses {sorted(statuses)}")
+    warm_p95 = percentile(warm.durations, 0.95)
+    print(
+        f"  sandbox median {warm_ms:6.0f} ms  p95 {warm_p95:6.0f} ms"
+        f"   grade median {statistics.median(grade_ms):6.0f} ms"
+        f"  p95 {percentile(grade_ms, 0.95):6.0f} ms"
+    )
+    print(f"  cold / warm (sandbox): {cold_ms / warm_ms:5.1f}x")
+
+    idle = pool_memory(pool)
+    print("== memory")
+    print(
+        f"  idle pool: {idle['processes']} processes, RSS {idle['Rss'] / MB:.0f} MB,"
+        f" PSS {idle['Pss'] / MB:.0f} MB"
+    )
+    hold = 3.0
+    jobs = [
+        threading.Thread(
+            target=grade_once,
+            args=(pool, HOLD.replace("HOLD_SECONDS", str(hold))),
+        )
+        for _ in range(args.slots)
+    ]
+    for job in jobs:
+        job.start()
+    time.sleep(hold / 2)
+    busy = pool_memory(pool)
+    for job in jobs:
+        job.join()
+    extra = (busy["Pss"] - idle["Pss"]) / args.slots
+    print(
+        f"  with {args.slots} concurrent grades: {busy['processes']} processes,"
+        f" RSS {busy['Rss'] / MB:.0f} MB, PSS {busy['Pss'] / MB:.0f} MB"
+    )
+    print(f"  extra per concurrent grade (PSS delta / grades): {extra / MB:.0f} MB")
+    pool.close()
+
+
+if __name__ == "__main__":
+    main()
