@@ -36,6 +36,13 @@ run: venv
 test: venv system-deps services
 	$(BIN)/ruff check .
 	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
+	$(TEST_ENV) $(BIN)/python benchmarks/sandbox_bench.py --short
+	$(TEST_ENV) $(BIN)/python benchmarks/pipeline_bench.py --short
+
+# The benchmarks in full: figures are printed, never asserted.
+bench: venv system-deps services
+	$(TEST_ENV) $(BIN)/python benchmarks/sandbox_bench.py
+	$(TEST_ENV) $(BIN)/python benchmarks/pipeline_bench.py
 
 lint: venv
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

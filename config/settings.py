@@ -17,7 +17,7 @@ if not SECRET_KEY:
             "SECRET_KEY must be set when DEBUG is off "
             "(export SECRET_KEY=..., or DEBUG=1 for local development)."
         )
-    SECRET_KEY = "dev-only-insecure-key-never-use-in-production"
+    SECRET_KEY = "dev-only-insecure-key-never-use-in-production"  # noqa: S105
 
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", [])
@@ -79,13 +79,12 @@ else:
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+_VALIDATORS = "django.contrib.auth.password_validation."
 AUTH_PASSWORD_VALIDATORS = [
-    {
-        "NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"
-    },
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
-    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
-    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+    {"NAME": _VALIDATORS + "UserAttributeSimilarityValidator"},
+    {"NAME": _VALIDATORS + "MinimumLengthValidator"},
+    {"NAME": _VALIDATORS + "CommonPasswordValidator"},
+    {"NAME": _VALIDATORS + "NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"

@@ -7,7 +7,7 @@ from django.db import models
 
 
 class Exercise(models.Model):
-    """A code exercise; `harness` names the module in grader/exercises that grades it."""
+    """A code exercise; `harness` names its grading module in grader/exercises."""
 
     slug = models.SlugField(max_length=80, unique=True)
     lesson = models.ForeignKey(
@@ -92,7 +92,9 @@ class Submission(models.Model):
                 name="submission_score_in_unit_interval",
             ),
             models.CheckConstraint(
-                condition=models.Q(status__in=["queued", "running", "passed", "failed", "error"]),
+                condition=models.Q(
+                    status__in=["queued", "running", "passed", "failed", "error"]
+                ),
                 name="submission_status_valid",
             ),
         ]

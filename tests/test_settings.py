@@ -17,7 +17,8 @@ db = settings.DATABASES["default"]
 print(json.dumps({
     "engine": db["ENGINE"], "name": str(db["NAME"]), "debug": settings.DEBUG,
     "broker": settings.CELERY_BROKER_URL, "accept": settings.CELERY_ACCEPT_CONTENT,
-    "serializer": settings.CELERY_TASK_SERIALIZER, "acks_late": settings.CELERY_TASK_ACKS_LATE,
+    "serializer": settings.CELERY_TASK_SERIALIZER,
+    "acks_late": settings.CELERY_TASK_ACKS_LATE,
     "time_limit": settings.CELERY_TASK_TIME_LIMIT,
     "soft_time_limit": settings.CELERY_TASK_SOFT_TIME_LIMIT,
     "secure_cookies": settings.SESSION_COOKIE_SECURE,

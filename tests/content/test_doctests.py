@@ -14,7 +14,9 @@ from tests.conftest import PROJECT_ROOT
 
 CONTENT = PROJECT_ROOT / "content"
 REAL_WEIGHTS_MARK = "<!-- doctest: requires-real-weights -->"
-_FENCE = re.compile(r"(?P<mark><!-- doctest: [^>]*-->\s*\n)?```python\n(?P<code>.*?)```", re.S)
+_FENCE = re.compile(
+    r"(?P<mark><!-- doctest: [^>]*-->\s*\n)?```python\n(?P<code>.*?)```", re.S
+)
 
 
 def doctest_blocks(body: str) -> list[tuple[int, str, bool]]:

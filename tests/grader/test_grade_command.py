@@ -14,11 +14,14 @@ from tests.conftest import PROJECT_ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
-TIE = "def tie_weights(model):\n    model.lm_head.weight = model.transformer.wte.weight\n"
+TIE = (
+    "def tie_weights(model):\n    model.lm_head.weight = model.transformer.wte.weight\n"
+)
 COPY = (
     "import torch\n"
     "def tie_weights(model):\n"
-    "    model.lm_head.weight = torch.nn.Parameter(model.transformer.wte.weight.clone())\n"
+    "    copy = model.transformer.wte.weight.clone()\n"
+    "    model.lm_head.weight = torch.nn.Parameter(copy)\n"
 )
 
 
@@ -50,7 +53,14 @@ def test_a_right_answer_prints_one_passing_json_object(loaded, tmp_path):
     result = grade("tie-weights", str(path), "--json")
     assert result.returncode == 0, result.stderr
     verdict = json.loads(result.stdout)
-    assert set(verdict) == {"status", "score", "checks", "stdout", "stderr", "duration_ms"}
+    assert set(verdict) == {
+        "status",
+        "score",
+        "checks",
+        "stdout",
+        "stderr",
+        "duration_ms",
+    }
     assert verdict["status"] == "passed" and verdict["score"] == 1.0
     assert all({"name", "passed", "message"} <= set(c) for c in verdict["checks"])
     assert verdict["duration_ms"] > 0

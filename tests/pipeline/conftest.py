@@ -6,6 +6,7 @@ rest of the suite (pytest-xdist) without disturbing the shared services.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -208,6 +209,31 @@ class Stack:
         )
         assert result.returncode == 0, result.stdout + result.stderr
         return result.stdout
+
+    def submit(
+        self, username: str, codes: list[str], *, create_user: bool
+    ) -> list[str]:
+        """Create submissions through the service in a process of this stack."""
+        script = (
+            "import json, os\n"
+            "from django.contrib.auth.models import User\n"
+            "from grader.models import Exercise\n"
+            "from grader.services import submission_create\n"
+            "args = json.loads(os.environ['SUBMIT_ARGS'])\n"
+            "if args['create']:\n"
+            "    User.objects.create_user(args['user'], password='x')\n"
+            "user = User.objects.get(username=args['user'])\n"
+            "exercise = Exercise.objects.get(slug='block-param-count')\n"
+            "print(json.dumps([str(submission_create(user=user, exercise=exercise,"
+            " code=c).pk) for c in args['codes']]))\n"
+        )
+        args = {"user": username, "codes": codes, "create": create_user}
+        saved = self.env
+        self.env = {**saved, "SUBMIT_ARGS": json.dumps(args)}
+        try:
+            return json.loads(self.python(script))
+        finally:
+            self.env = saved
 
     def start_worker(
         self, *, concurrency: int = 1, beat: bool = False

@@ -163,15 +163,7 @@ def test_submissions_queued_across_a_redis_restart_are_all_graded(
 ):
     stack = Stack(database_url=db_url_of_this_test(), redis_url=private_redis.url)
     user = make_user("dave")
-    pks = json.loads(
-        stack.python(
-            "import json\nfrom django.contrib.auth.models import User\n"
-            "from grader.models import Exercise\nfrom grader.services import submission_create\n"
-            f"u = User.objects.get(pk={user.pk}); e = Exercise.objects.get(slug='block-param-count')\n"
-            f"print(json.dumps([str(submission_create(user=u, exercise=e, code={RIGHT!r}).pk)"
-            " for _ in range(5)]))"
-        )
-    )
+    pks = stack.submit(user.username, [RIGHT] * 5, create_user=False)
     private_redis.restart()  # keeps nothing: the five messages are gone
     try:
         stack.start_worker(beat=True)
@@ -241,16 +233,7 @@ def test_a_postgresql_restart_during_grading_loses_nothing(
     stack.manage("migrate", "--no-input")
     stack.manage("load_content")
     codes = [SLOW_RIGHT, SLOW_RIGHT, RIGHT, WRONG]
-    pks = json.loads(
-        stack.python(
-            "import json\nfrom django.contrib.auth.models import User\n"
-            "from grader.models import Exercise\nfrom grader.services import submission_create\n"
-            "u = User.objects.create_user('erin', password='x')\n"
-            "e = Exercise.objects.get(slug='block-param-count')\n"
-            f"print(json.dumps([str(submission_create(user=u, exercise=e, code=c).pk)"
-            f" for c in {codes!r}]))"
-        )
-    )
+    pks = stack.submit("erin", codes, create_user=True)
 
     def statuses() -> dict:
         try:
