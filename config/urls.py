@@ -4,11 +4,18 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from config.health import healthz
+from grader import views as grader_views
 from quiz import views as quiz_views
 
 urlpatterns = [
     path("", quiz_views.home, name="home"),
     path("lessons/<slug:slug>/", quiz_views.lesson_detail, name="lesson"),
+    path("exercises/<slug:slug>/", grader_views.exercise_detail, name="exercise"),
+    path(
+        "submissions/<uuid:submission_id>/",
+        grader_views.submission_detail,
+        name="submission",
+    ),
     path("accounts/signup/", quiz_views.signup, name="signup"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

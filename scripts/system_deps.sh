@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Debian packages the sandbox and the compose-file check need, installed when missing.
+# Debian packages the sandbox, the compose-file check and the browser tests need, installed when missing.
 set -euo pipefail
 
-packages=(bubblewrap docker-compose)
+packages=(bubblewrap docker-compose chromium)
 missing=()
 for pkg in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" \

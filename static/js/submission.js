@@ -1,0 +1,64 @@
+// Live grading status: poll the submission's API URL until it is terminal,
+// updating the page in place (no reload). Without JS, a <noscript> refresh
+// does the same job more slowly.
+(function () {
+  "use strict";
+  const root = document.getElementById("submission");
+  if (!root || root.dataset.terminal === "true") return;
+  const TERMINAL = new Set(["passed", "failed", "error"]);
+  const el = (id) => document.getElementById(id);
+
+  function render(data) {
+    const status = el("status");
+    status.textContent = data.status;
+    status.className = "status-" + data.status;
+    el("queue").textContent =
+      data.queue_position ? "· position " + data.queue_position + " in the queue" : "";
+    el("score").textContent =
+      data.score === null ? "" : "· score " + Number(data.score).toFixed(2);
+    const list = el("checks");
+    list.replaceChildren();
+    for (const check of data.checks) {
+      const item = document.createElement("li");
+      item.className = check.passed ? "pass" : "fail";
+      const mark = document.createElement("strong");
+      mark.textContent = check.passed ? "PASS" : "FAIL";
+      item.append(mark, " " + check.name + (check.hidden ? " (hidden case)" : ""));
+      if (!check.passed) {
+        const pre = document.createElement("pre");
+        pre.textContent = check.message;
+        item.append(pre);
+      }
+      list.append(item);
+    }
+    const output = el("output");
+    output.replaceChildren();
+    if (data.stdout) {
+      const title = document.createElement("h2");
+      title.textContent = "Your code printed";
+      const pre = document.createElement("pre");
+      pre.textContent = data.stdout;
+      output.append(title, pre);
+    }
+  }
+
+  let delay = 300;
+  async function poll() {
+    try {
+      const response = await fetch(root.dataset.url, {
+        headers: { Accept: "application/json" },
+        credentials: "same-origin",
+      });
+      if (response.ok) {
+        const data = await response.json();
+        render(data);
+        if (TERMINAL.has(data.status)) return;
+      }
+    } catch (error) {
+      // A network blip: keep polling, a little more slowly.
+    }
+    delay = Math.min(delay * 1.3, 2000);
+    setTimeout(poll, delay);
+  }
+  setTimeout(poll, delay);
+})();
