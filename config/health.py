@@ -27,3 +27,24 @@ def healthz(request):
         {"status": "ok" if healthy else "degraded", **checks},
         status=200 if healthy else 503,
     )
+
+
+def sandbox_health(request):
+    """Which sandbox protections are active on this host (admins only)."""
+    if not (request.user.is_authenticated and request.user.is_staff):
+        return JsonResponse({"detail": "Admins only."}, status=403)
+    from grader.sandbox import probe_protections
+    from grader.sandbox.probe import REQUIRED, missing_required
+
+    found = probe_protections()
+    missing = missing_required(found)
+    allowed = settings.GRADER_ALLOW_UNSAFE_SANDBOX
+    return JsonResponse(
+        {
+            "status": "ok" if not missing else ("degraded" if allowed else "refusing"),
+            "required": {name: found.get(name) is True for name in REQUIRED},
+            "missing_required": missing,
+            "unsafe_mode_allowed": allowed,
+            "details": found,
+        }
+    )

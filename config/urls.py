@@ -3,7 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from config.health import healthz
+from config.health import healthz, sandbox_health
 from grader import views as grader_views
 from quiz import views as quiz_views
 
@@ -21,6 +21,7 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
+    path("healthz/sandbox", sandbox_health, name="healthz-sandbox"),
     path("api/v1/", include("grader.api.urls")),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="schema"),
     path(

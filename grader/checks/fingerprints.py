@@ -305,3 +305,60 @@ def fingerprint(
         diagnosis=variant.diagnosis,
         hidden=hidden,
     )
+
+
+# Mistakes that let later positions leak into earlier outputs.
+CAUSAL_LEAKS = {"missing-causal-mask", "mask-after-softmax", "softmax-wrong-axis"}
+
+
+def causal_property(
+    name: str,
+    got: torch.Tensor,
+    future: torch.Tensor | None,
+    *,
+    rtol: float,
+    atol: float,
+    match: Variant | None,
+    inputs: str,
+    outputs: str,
+    hidden: bool,
+) -> CheckResult:
+    """Earlier outputs must not move when only later inputs change.
+
+    The child calls the learner twice, the second time with the second half of
+    the sequence changed; `future` is that second output. A property, not a
+    comparison with the reference, so it catches any leak whatever its cause.
+    """
+    check = f"{name}: causal"
+    t = got.shape[1]
+    k = t // 2
+    if future is None or future.shape != got.shape:
+        return CheckResult(
+            name=check,
+            passed=False,
+            message=f"a second call with the later {inputs} changed did not "
+            f"return {outputs} of the same shape",
+            hidden=hidden,
+        )
+    bad, max_abs, *_ = error_report(future[:, :k], got[:, :k], rtol, atol)
+    if bad == 0:
+        return CheckResult(
+            name=check,
+            passed=True,
+            message=f"changing {inputs} {k}..{t - 1} left the {outputs} at "
+            f"0..{k - 1} unchanged",
+            hidden=hidden,
+        )
+    named = match is not None and match.diagnosis in CAUSAL_LEAKS
+    return CheckResult(
+        name=check,
+        passed=False,
+        message=(
+            f"changing only {inputs} {k}..{t - 1} changed your {outputs} at "
+            f"positions 0..{k - 1} (max change {max_abs:.1e}): the future leaks "
+            "into the past. Mask the attention scores above the diagonal with "
+            "-inf before the softmax, and normalise over the last axis"
+        ),
+        diagnosis=match.diagnosis if named else "missing-causal-mask",
+        hidden=hidden,
+    )

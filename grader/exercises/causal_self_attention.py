@@ -12,14 +12,18 @@ import random
 
 import torch
 
-from grader.checks.fingerprints import ATTENTION_FLAWS, Variant, attention, fingerprint
-from grader.checks.result import CheckResult
+from grader.checks.fingerprints import (
+    ATTENTION_FLAWS,
+    Variant,
+    attention,
+    causal_property,
+    fingerprint,
+)
 from grader.checks.tensors import (
     call_learner,
     capture_tensor,
     check_no_error,
     compare_tensor,
-    error_report,
     failed,
 )
 from grader.reference import CausalSelfAttention, GPTConfig
@@ -33,7 +37,6 @@ SIGNATURE = (
 )
 
 RTOL, ATOL = 1e-4, 1e-5
-_LEAKS = {"missing-causal-mask", "mask-after-softmax", "softmax-wrong-axis"}
 
 ERRORS = [
     (
@@ -207,45 +210,17 @@ def check_case(case: dict, data: dict, tensors: dict):
         )
         if match:
             results.append(match)
-    results.append(_causal_property(name, got, tensors.get("future"), t, match, hidden))
+    results.append(
+        causal_property(
+            name,
+            got,
+            tensors.get("future"),
+            rtol=RTOL,
+            atol=ATOL,
+            match=match,
+            inputs="positions of x",
+            outputs="outputs",
+            hidden=hidden,
+        )
+    )
     return results
-
-
-def _causal_property(name, got, future, t, match, hidden) -> CheckResult:
-    """Earlier outputs must not move when only later inputs change."""
-    check = f"{name}: causal"
-    k = t // 2
-    if future is None or future.shape != got.shape:
-        return CheckResult(
-            name=check,
-            passed=False,
-            message="a second call with the later positions changed did not "
-            "return an output of the same shape",
-            hidden=hidden,
-        )
-    bad, max_abs, *_ = error_report(future[:, :k], got[:, :k], RTOL, ATOL)
-    if bad == 0:
-        return CheckResult(
-            name=check,
-            passed=True,
-            message=f"changing positions {k}..{t - 1} left positions "
-            f"0..{k - 1} unchanged",
-            hidden=hidden,
-        )
-    diagnosis = (
-        match.diagnosis
-        if match and match.diagnosis in _LEAKS
-        else "missing-causal-mask"
-    )
-    return CheckResult(
-        name=check,
-        passed=False,
-        message=(
-            f"changing only positions {k}..{t - 1} of x changed your outputs at "
-            f"positions 0..{k - 1} (max change {max_abs:.1e}): the future leaks "
-            "into the past. Mask the scores above the diagonal with -inf "
-            "before the softmax, and normalise over the last axis"
-        ),
-        diagnosis=diagnosis,
-        hidden=hidden,
-    )

@@ -16,14 +16,19 @@ import torch
 from torch.func import functional_call
 
 from grader.checks.divergence import first_divergence, probe_state_dict, stages
-from grader.checks.fingerprints import GPT2_FLAWS, Variant, fingerprint, gpt2_logits
+from grader.checks.fingerprints import (
+    GPT2_FLAWS,
+    Variant,
+    causal_property,
+    fingerprint,
+    gpt2_logits,
+)
 from grader.checks.result import CheckResult
 from grader.checks.tensors import (
     call_learner,
     capture_tensor,
     check_no_error,
     compare_tensor,
-    error_report,
     failed,
     top_tokens_report,
 )
@@ -38,7 +43,6 @@ SIGNATURE = "gpt2_forward(idx, state_dict, n_head) -> Tensor"
 SKY = [464, 6766, 318]  # "The sky is"
 SKY_TEXT = "The sky is"
 RTOL, ATOL = 1e-4, 1e-5
-_LEAKS = {"missing-causal-mask", "mask-after-softmax", "softmax-wrong-axis"}
 
 ERRORS = [
     (
@@ -224,7 +228,19 @@ def check_case(case: dict, data: dict, tensors: dict):
             )
             if match:
                 results.append(match)
-    results.append(_causal(name, idx, got, tensors.get("future"), match, hidden))
+    results.append(
+        causal_property(
+            name,
+            got,
+            tensors.get("future"),
+            rtol=RTOL,
+            atol=ATOL,
+            match=match,
+            inputs="tokens",
+            outputs="logits",
+            hidden=hidden,
+        )
+    )
     return results
 
 
@@ -247,45 +263,5 @@ def _localise(name, idx, sd, n_head, model, tensors, hidden) -> CheckResult:
         n_head,
         rtol=RTOL,
         atol=ATOL,
-        hidden=hidden,
-    )
-
-
-def _causal(name, idx, got, future, match, hidden) -> CheckResult:
-    check = f"{name}: causal"
-    t = idx.shape[1]
-    k = t // 2
-    if future is None or future.shape != got.shape:
-        return CheckResult(
-            name=check,
-            passed=False,
-            message="a second call with the later tokens changed did not "
-            "return logits of the same shape",
-            hidden=hidden,
-        )
-    bad, max_abs, *_ = error_report(future[:, :k], got[:, :k], RTOL, ATOL)
-    if bad == 0:
-        return CheckResult(
-            name=check,
-            passed=True,
-            message=f"changing tokens {k}..{t - 1} left the logits at "
-            f"0..{k - 1} unchanged",
-            hidden=hidden,
-        )
-    diagnosis = (
-        match.diagnosis
-        if match and match.diagnosis in _LEAKS
-        else "missing-causal-mask"
-    )
-    return CheckResult(
-        name=check,
-        passed=False,
-        message=(
-            f"changing only tokens {k}..{t - 1} changed your logits at positions "
-            f"0..{k - 1} (max change {max_abs:.1e}): later tokens leak into "
-            "earlier predictions; mask the attention scores above the diagonal "
-            "with -inf before the softmax"
-        ),
-        diagnosis=diagnosis,
         hidden=hidden,
     )

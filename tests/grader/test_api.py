@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from grader.models import Exercise, Submission
+from grader.models import Submission
 
 pytestmark = pytest.mark.django_db
 
@@ -16,18 +16,8 @@ SOLUTION = "def block_param_count(n_embd):\n    return 12 * n_embd**2 + 13 * n_e
 
 
 @pytest.fixture
-def exercise():
-    return Exercise.objects.create(
-        slug="block-param-count",
-        title="Count one block",
-        harness="block-param-count",
-        entry_point="block_param_count",
-        signature="block_param_count(n_embd) -> int",
-        prompt="Count the parameters of one block.",
-        starter="def block_param_count(n_embd):\n    ...\n",
-        solution=SOLUTION,
-        wrong_solutions=[{"name": "no biases", "code": "secret wrong code"}],
-    )
+def exercise(block_exercise):
+    return block_exercise
 
 
 @pytest.fixture

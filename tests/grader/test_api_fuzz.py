@@ -9,11 +9,9 @@ from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 from schemathesis.checks import not_a_server_error
 
-from grader.models import Exercise
-
 
 @pytest.fixture
-def api_schema(db, learner):
+def api_schema(db, learner, block_exercise):
     from django.core.signals import request_finished, request_started
     from django.core.wsgi import get_wsgi_application
     from django.db import close_old_connections
@@ -23,16 +21,6 @@ def api_schema(db, learner):
     request_started.disconnect(close_old_connections)
     request_finished.disconnect(close_old_connections)
 
-    Exercise.objects.create(
-        slug="block-param-count",
-        title="Count one block",
-        harness="block-param-count",
-        entry_point="block_param_count",
-        signature="block_param_count(n_embd) -> int",
-        prompt="Count.",
-        starter="def block_param_count(n_embd):\n    ...\n",
-        solution="def block_param_count(n_embd):\n    return 0\n",
-    )
     yield schemathesis.openapi.from_wsgi("/api/v1/schema/", get_wsgi_application())
     request_started.connect(close_old_connections)
     request_finished.connect(close_old_connections)

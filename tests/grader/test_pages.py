@@ -5,31 +5,22 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from grader.models import Exercise, Submission
+from grader.models import Submission
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def exercise():
-    return Exercise.objects.create(
-        slug="block-param-count",
-        title="Count one block",
-        harness="block-param-count",
-        entry_point="block_param_count",
-        signature="block_param_count(n_embd) -> int",
-        prompt="Count the **parameters**.",
-        starter="def block_param_count(n_embd):\n    ...\n",
-        solution="def block_param_count(n_embd):\n    return 0\n",
-    )
+def exercise(block_exercise):
+    return block_exercise
 
 
 def test_the_exercise_page_shows_prompt_signature_and_starter(client, exercise):
     html = client.get(reverse("exercise", args=[exercise.slug])).content.decode()
-    assert "<strong>parameters</strong>" in html
+    assert "<strong>parameters</strong> of one block" in html
     assert "block_param_count(n_embd) -&gt; int" in html
     assert "Log in</a> to submit code" in html
-    assert "return 0" not in html  # the solution stays hidden
+    assert "12 * n_embd" not in html  # the solution stays hidden
 
 
 def test_submitting_the_form_queues_a_submission_and_shows_it(

@@ -46,3 +46,16 @@ def test_healthz_reports_database_and_broker(client):
     response = client.get(reverse("healthz"))
     assert response.status_code == 200
     assert response.json() == {"status": "ok", "database": "ok", "broker": "ok"}
+
+
+def test_the_sandbox_health_view_lists_protections_for_admins(client, admin_user):
+    client.force_login(admin_user)
+    body = client.get(reverse("healthz-sandbox")).json()
+    assert body["status"] == "ok" and body["missing_required"] == []
+    assert body["required"]["seccomp"] is True
+    assert body["required"]["network_isolation"] is True
+
+
+def test_the_sandbox_health_view_is_refused_to_learners(client, learner):
+    client.force_login(learner)
+    assert client.get(reverse("healthz-sandbox")).status_code == 403
