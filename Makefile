@@ -25,12 +25,13 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt | $(BIN)/python
 venv: $(VENV)/.installed
 
 system-deps:
-	@bash scripts/system_deps.sh
+	@bash scripts/system_deps.sh test
 
 services:
 	@bash scripts/services.sh
 
 run: venv
+	@bash scripts/system_deps.sh run
 	@DEBUG=1 bash scripts/run.sh $(HOST) $(PORT)
 
 test: venv system-deps services

@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
-# Debian packages the sandbox, the compose-file check and the browser tests need, installed when missing.
+# Debian packages, installed when missing.
+#   system_deps.sh run   bubblewrap for the sandbox; without root, warn and go on
+#                        (grading then runs in degraded mode, see README)
+#   system_deps.sh test  also docker-compose (compose-file check) and chromium
+#                        (browser tests); required
 set -euo pipefail
 
-packages=(bubblewrap docker-compose chromium)
+mode=${1:-test}
+if [ "$mode" = run ]; then
+  packages=(bubblewrap)
+else
+  packages=(bubblewrap docker-compose chromium)
+fi
 missing=()
 for pkg in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" \
@@ -11,8 +20,9 @@ done
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
-if [ "$(id -u)" -ne 0 ]; then
-  echo "system-deps: missing Debian packages: ${missing[*]} (run as root: apt-get install ${missing[*]})" >&2
+if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
+  echo "system-deps: missing Debian packages: ${missing[*]} (as root: apt-get install ${missing[*]})" >&2
+  [ "$mode" = run ] && exit 0
   exit 1
 fi
 echo "system-deps: installing ${missing[*]}"

@@ -3,12 +3,34 @@
 from __future__ import annotations
 
 import textwrap
+import uuid
 from pathlib import Path
 
 import pytest
 import yaml
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_cache_namespace(worker_id):
+    """Give this test process its own cache keys (throttle counters live there).
+
+    pytest-xdist workers share one Redis database but not one SQL database,
+    so user ids repeat across workers and their throttles would collide.
+    """
+    from django.conf import settings
+    from django.test import override_settings
+
+    if not settings.configured:  # a plain-Python run (-p no:django)
+        yield
+        return
+    caches = {
+        name: {**config, "KEY_PREFIX": f"test-{worker_id}-{uuid.uuid4().hex[:8]}"}
+        for name, config in settings.CACHES.items()
+    }
+    with override_settings(CACHES=caches):
+        yield
 
 
 @pytest.fixture
