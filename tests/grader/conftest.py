@@ -103,8 +103,7 @@ def block_exercise(db):
         prompt="Count the **parameters** of one block.",
         starter="def block_param_count(n_embd):\n    ...\n",
         solution=(
-            "def block_param_count(n_embd):\n"
-            "    return 12 * n_embd**2 + 13 * n_embd\n"
+            "def block_param_count(n_embd):\n    return 12 * n_embd**2 + 13 * n_embd\n"
         ),
         wrong_solutions=[{"name": "no biases", "code": "secret wrong code"}],
     )
