@@ -375,7 +375,15 @@ def read_content_tree(root: Path) -> ContentTree:
     problems.extend(_cross_check(tree))
     if problems:
         raise ContentError(problems)
+    _link_exercises(tree)
     return tree
+
+
+def _link_exercises(tree: ContentTree) -> None:
+    """An exercise listed by a lesson belongs to it (its file may say so too)."""
+    listed_by = {slug: les.slug for les in tree.lessons for slug in les.exercises}
+    for exercise in tree.exercises:
+        exercise.lesson = exercise.lesson or listed_by.get(exercise.slug)
 
 
 def _duplicates(items, key, what: str, field_name: str) -> list[ContentProblem]:
@@ -429,7 +437,30 @@ def _cross_check(tree: ContentTree) -> list[ContentProblem]:
                         f"unknown exercise {slug!r}",
                     )
                 )
+    listed_by: dict[str, LessonRecord] = {}
+    for lesson in tree.lessons:
+        for slug in lesson.exercises:
+            if slug in listed_by:
+                problems.append(
+                    ContentProblem(
+                        lesson.path,
+                        lesson.lines.get("exercises", 1),
+                        f"exercise {slug!r} is already listed by "
+                        f"{listed_by[slug].path}: an exercise belongs to one lesson",
+                    )
+                )
+            listed_by.setdefault(slug, lesson)
     for exercise in tree.exercises:
+        owner = listed_by.get(exercise.slug)
+        if exercise.lesson and owner and owner.slug != exercise.lesson:
+            problems.append(
+                ContentProblem(
+                    exercise.path,
+                    exercise.lines.get("lesson", 1),
+                    f"lesson {exercise.lesson!r} here, but {owner.path} lists "
+                    "this exercise",
+                )
+            )
         if exercise.lesson and exercise.lesson not in lessons:
             problems.append(
                 ContentProblem(

@@ -209,3 +209,41 @@ def test_the_shipped_content_loads():
     for lesson in Lesson.objects.all():
         assert lesson.follow_ups.count() >= 4, lesson.slug
         assert lesson.questions.count() >= 3, lesson.slug
+
+
+EXERCISE_YAML = """\
+slug: {slug}
+{lesson}title: Count one block
+harness: block-param-count
+entry_point: block_param_count
+signature: "block_param_count(n_embd) -> int"
+prompt: Count.
+starter: |
+  def block_param_count(n_embd):
+      ...
+solution: |
+  def block_param_count(n_embd):
+      return 12 * n_embd**2 + 13 * n_embd
+"""
+
+
+def test_a_lesson_that_lists_an_exercise_owns_it(content_tree):
+    from grader.models import Exercise
+
+    content_tree.raw(
+        "exercises/count-block.yaml",
+        EXERCISE_YAML.format(slug="count-block", lesson=""),
+    )
+    content_tree.lesson("basics", 3, "blocks", exercises=["count-block"])
+    load(content_tree)
+    assert Exercise.objects.get(slug="count-block").lesson.slug == "blocks"
+
+
+def test_an_exercise_claimed_by_two_lessons_is_refused(content_tree):
+    content_tree.raw(
+        "exercises/count-block.yaml",
+        EXERCISE_YAML.format(slug="count-block", lesson="lesson: first-lesson\n"),
+    )
+    content_tree.lesson("basics", 3, "blocks", exercises=["count-block"])
+    [problem] = problems_of(content_tree)
+    assert "lesson 'first-lesson' here, but" in problem and "blocks.md lists" in problem
