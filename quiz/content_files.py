@@ -171,9 +171,19 @@ class _Fields:
             return default
         return value
 
+    def text(self, key: str, *, max_length: int) -> str | None:
+        """A required text field that must fit its database column."""
+        value = self.get(key, str)
+        if value is not None and len(value) > max_length:
+            self._bad(
+                key, f"'{key}' is {len(value)} characters; the limit is {max_length}"
+            )
+            return None
+        return value
+
     def slug(self, key: str, *, required: bool = True) -> str | None:
         value = self.get(key, str, required=required)
-        if value is not None and not _SLUG.match(value):
+        if value is not None and (not _SLUG.match(value) or len(value) > 80):
             self._bad(
                 key,
                 f"'{key}' must be a lowercase slug like 'weight-tying', got {value!r}",
@@ -217,7 +227,7 @@ def _parse_section(path: Path, problems: list) -> SectionRecord | None:
         path=path,
         slug=f.slug("slug"),
         order=f.positive_int("order"),
-        title=f.get("title", str),
+        title=f.text("title", max_length=200),
         description=parts[1],
     )
     record.lines = mapping.lines
@@ -297,7 +307,7 @@ def _parse_lesson(path: Path, problems: list) -> LessonRecord | None:
         section=f.slug("section"),
         order=f.positive_int("order"),
         slug=f.slug("slug"),
-        title=f.get("title", str),
+        title=f.text("title", max_length=200),
         question=f.get("question", str),
         takeaway=f.get("takeaway", str, required=False, default=""),
         body=parts[1],
@@ -334,10 +344,10 @@ def _parse_exercise(path: Path, problems: list) -> ExerciseRecord | None:
         path=path,
         slug=f.slug("slug"),
         lesson=f.slug("lesson", required=False),
-        title=f.get("title", str),
+        title=f.text("title", max_length=200),
         harness=f.slug("harness"),
         entry_point=entry_point,
-        signature=f.get("signature", str),
+        signature=f.text("signature", max_length=300),
         prompt=f.get("prompt", str),
         starter=f.get("starter", str),
         solution=f.get("solution", str),

@@ -29,7 +29,7 @@ class Lesson(models.Model):
     order = models.PositiveSmallIntegerField(help_text="Position within the section.")
     title = models.CharField(max_length=200)
     question = models.TextField(help_text="The interview question the lesson answers.")
-    takeaway = models.CharField(max_length=300, blank=True)
+    takeaway = models.TextField(blank=True, help_text="The one idea to remember.")
     body = models.TextField(help_text="The answer, in Markdown.")
     tags = models.JSONField(default=list, blank=True)
     reading_time = models.PositiveSmallIntegerField(default=5, help_text="Minutes.")

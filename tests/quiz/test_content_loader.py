@@ -247,3 +247,9 @@ def test_an_exercise_claimed_by_two_lessons_is_refused(content_tree):
     content_tree.lesson("basics", 3, "blocks", exercises=["count-block"])
     [problem] = problems_of(content_tree)
     assert "lesson 'first-lesson' here, but" in problem and "blocks.md lists" in problem
+
+
+def test_a_title_longer_than_its_column_is_refused_before_any_write(content_tree):
+    content_tree.lesson("basics", 3, "long", title="x" * 201)
+    [problem] = problems_of(content_tree)
+    assert "'title' is 201 characters; the limit is 200" in problem
