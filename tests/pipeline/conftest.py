@@ -197,12 +197,13 @@ class Stack:
         assert result.returncode == 0, result.stdout + result.stderr
         return result.stdout
 
-    def python(self, code: str, timeout: float = 120) -> str:
+    def python(self, code: str, timeout: float = 120, **env: str) -> str:
+        """Run `code` with Django set up, in this stack's environment plus `env`."""
         prelude = "import django; django.setup()\n"
         result = subprocess.run(
             [PYTHON, "-c", prelude + code],
             cwd=PROJECT_ROOT,
-            env=self.env,
+            env={**self.env, **env},
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -228,12 +229,7 @@ class Stack:
             " code=c).pk) for c in args['codes']]))\n"
         )
         args = {"user": username, "codes": codes, "create": create_user}
-        saved = self.env
-        self.env = {**saved, "SUBMIT_ARGS": json.dumps(args)}
-        try:
-            return json.loads(self.python(script))
-        finally:
-            self.env = saved
+        return json.loads(self.python(script, SUBMIT_ARGS=json.dumps(args)))
 
     def start_worker(
         self, *, concurrency: int = 1, beat: bool = False
