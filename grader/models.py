@@ -34,6 +34,21 @@ class Exercise(models.Model):
         help_text="Known mistakes [{name, diagnosis, code}]; tests prove each fails.",
     )
     published = models.BooleanField(default=True)
+    options = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Overrides the harness reads, e.g. tolerances {rtol, atol}.",
+    )
+    verified_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the reference solution last passed its own checks.",
+    )
+    verification = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The last reference-solution grade (status, score, failed checks).",
+    )
     source_path = models.CharField(max_length=300, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -105,3 +120,24 @@ class Submission(models.Model):
     @property
     def is_terminal(self) -> bool:
         return self.status in self.TERMINAL
+
+
+class Diagnosis(models.Model):
+    """A named misconception a check can report, and the lessons that teach it.
+
+    A failed check whose diagnosis is listed here schedules those lessons'
+    follow-ups for the learner's review.
+    """
+
+    slug = models.SlugField(max_length=80, unique=True)
+    summary = models.CharField(max_length=300, blank=True)
+    lessons = models.ManyToManyField(
+        "quiz.Lesson", blank=True, related_name="diagnoses"
+    )
+
+    class Meta:
+        ordering = ["slug"]
+        verbose_name_plural = "diagnoses"
+
+    def __str__(self) -> str:
+        return self.slug
