@@ -6,6 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from config.health import healthz, sandbox_health
 from grader import views as grader_views
 from quiz import views as quiz_views
+from quiz.figure_views import figure_svg
 
 urlpatterns = [
     path("", quiz_views.home, name="home"),
@@ -16,6 +17,7 @@ urlpatterns = [
         grader_views.submission_detail,
         name="submission",
     ),
+    path("figures/<slug:name>.svg", figure_svg, name="figure"),
     path("accounts/signup/", quiz_views.signup, name="signup"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

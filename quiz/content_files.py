@@ -12,6 +12,8 @@ from pathlib import Path
 
 import yaml
 
+from quiz.figures import FIGURE_DIR, figure_names, figure_path
+
 SECTION_FILE = "_section.md"
 EXERCISE_DIR = "exercises"
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -61,6 +63,7 @@ class LessonRecord:
     follow_ups: list[dict]
     questions: list[dict]
     lines: dict[str, int] = field(default_factory=dict)
+    figures: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -318,6 +321,7 @@ def _parse_lesson(path: Path, problems: list) -> LessonRecord | None:
         questions=_parse_questions(f),
     )
     record.lines = mapping.lines
+    record.figures = figure_names(parts[1])
     return record if len(problems) == before else None
 
 
@@ -365,6 +369,8 @@ def read_content_tree(root: Path) -> ContentTree:
     problems: list[ContentProblem] = []
     tree = ContentTree()
     for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+        if folder.name == FIGURE_DIR:
+            continue  # scripts, checked when a lesson references them
         if folder.name == EXERCISE_DIR:
             for path in sorted(folder.glob("*.yaml")):
                 tree.exercises.append(_parse_exercise(path, problems))
@@ -383,10 +389,28 @@ def read_content_tree(root: Path) -> ContentTree:
     tree.lessons = [les for les in tree.lessons if les]
     tree.exercises = [e for e in tree.exercises if e]
     problems.extend(_cross_check(tree))
+    problems.extend(_missing_figures(tree, root))
     if problems:
         raise ContentError(problems)
     _link_exercises(tree)
     return tree
+
+
+def _missing_figures(tree: ContentTree, root: Path) -> list[ContentProblem]:
+    problems = []
+    for lesson in tree.lessons:
+        for name in lesson.figures:
+            if not figure_path(root, name).is_file():
+                text = lesson.path.read_text(encoding="utf-8")
+                line = text[: text.find(f"(figure:{name})")].count("\n") + 1
+                problems.append(
+                    ContentProblem(
+                        lesson.path,
+                        line,
+                        f"figure {name!r} has no script {FIGURE_DIR}/{name}.py",
+                    )
+                )
+    return problems
 
 
 def _link_exercises(tree: ContentTree) -> None:

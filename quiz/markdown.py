@@ -7,8 +7,12 @@ HTML-wise: render with Python-Markdown (Pygments highlighting), then let nh3
 
 from __future__ import annotations
 
+import html
+
 import markdown as md
 import nh3
+
+from quiz.figures import FIGURE_REF
 
 _EXTENSIONS = ["fenced_code", "codehilite", "tables", "sane_lists", "attr_list"]
 _EXTENSION_CONFIGS = {"codehilite": {"css_class": "highlight", "guess_lang": False}}
@@ -21,9 +25,10 @@ _TAGS = {
 }  # fmt: skip
 _ATTRIBUTES = {
     "a": {"href", "title"},
-    "img": {"src", "alt", "title", "width", "height"},
+    "img": {"src", "alt", "title", "width", "height", "loading"},
     "span": {"class"},
     "div": {"class"},
+    "figure": {"class"},
     "code": {"class"},
     "pre": {"class"},
     "td": {"align"},
@@ -31,13 +36,28 @@ _ATTRIBUTES = {
 }
 
 
+def _figure_block(match) -> str:
+    # A raw HTML block (blank lines around it) so Markdown leaves it whole.
+    alt = html.escape(match["alt"], quote=True)
+    src = f"/figures/{match['name']}.svg"
+    return (
+        f'\n\n<figure class="chart"><img src="{src}" alt="{alt}" loading="lazy">'
+        f"<figcaption>{alt}</figcaption></figure>\n\n"
+    )
+
+
 def render_markdown(text: str) -> str:
-    """Return sanitised HTML for `text`; scripts, handlers and js: URLs are dropped."""
-    html = md.markdown(
-        text or "", extensions=_EXTENSIONS, extension_configs=_EXTENSION_CONFIGS
+    """Return sanitised HTML for `text`; scripts, handlers and js: URLs are dropped.
+
+    `![caption](figure:name)` becomes a captioned image of the generated
+    figure served at /figures/name.svg.
+    """
+    text = FIGURE_REF.sub(_figure_block, text or "")
+    rendered = md.markdown(
+        text, extensions=_EXTENSIONS, extension_configs=_EXTENSION_CONFIGS
     )
     return nh3.clean(
-        html,
+        rendered,
         tags=_TAGS,
         attributes=_ATTRIBUTES,
         url_schemes={"http", "https", "mailto"},

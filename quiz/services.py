@@ -17,7 +17,8 @@ from quiz.content_files import (
     LessonRecord,
     read_content_tree,
 )
-from quiz.models import FollowUp, Lesson, Question, Section
+from quiz.figures import FigureError, figure_path, figure_render
+from quiz.models import Figure, FollowUp, Lesson, Question, Section
 from quiz.upsert import apply_values, upsert
 
 # Orders are shifted out of the way first so reordering never trips the
@@ -102,8 +103,9 @@ def content_load(
     """
     root = Path(root)
     tree = read_content_tree(root)
+    figures = _render_figures(tree, root)  # slow part, outside the transaction
     report = LoadReport()
-    total = len(tree.files)
+    total = len(tree.files) + len(figures)
     step = 0
 
     def note(kind: str, label: str, outcome: str) -> None:
@@ -116,6 +118,7 @@ def content_load(
     try:
         with transaction.atomic():
             _load_tree(tree, root, note)
+            _load_figures(figures, note)
     except IntegrityError as exc:
         raise ContentError(
             [
@@ -129,6 +132,30 @@ def content_load(
         Lesson.objects.exclude(slug__in=file_slugs).values_list("slug", flat=True)
     )
     return report
+
+
+def _render_figures(tree: ContentTree, root: Path) -> dict[str, tuple[str, str, str]]:
+    """Render every referenced figure: {name: (svg, caption, hash)}, or fail."""
+    names = list(dict.fromkeys(n for lesson in tree.lessons for n in lesson.figures))
+    rendered, problems = {}, []
+    for name in names:
+        try:
+            rendered[name] = figure_render(figure_path(root, name))
+        except FigureError as exc:
+            problems.append(ContentProblem(figure_path(root, name), 0, str(exc)))
+    if problems:
+        raise ContentError(problems)
+    return rendered
+
+
+def _load_figures(figures: dict[str, tuple[str, str, str]], note) -> None:
+    for name, (svg, caption, digest) in figures.items():
+        outcome = upsert(
+            Figure,
+            {"name": name},
+            {"svg": svg, "caption": caption[:300], "source_hash": digest},
+        )
+        note("figure", name, outcome)
 
 
 def _move_out_of_the_way(tree: ContentTree) -> None:

@@ -13,7 +13,7 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _private_cache_namespace(worker_id):
+def _private_cache_namespace(request):
     """Give this test process its own cache keys (throttle counters live there).
 
     pytest-xdist workers share one Redis database but not one SQL database,
@@ -25,6 +25,8 @@ def _private_cache_namespace(worker_id):
     if not settings.configured:  # a plain-Python run (-p no:django)
         yield
         return
+    # pytest-xdist's worker_id fixture is missing under -p no:xdist.
+    worker_id = getattr(request.config, "workerinput", {}).get("workerid", "main")
     caches = {
         name: {**config, "KEY_PREFIX": f"test-{worker_id}-{uuid.uuid4().hex[:8]}"}
         for name, config in settings.CACHES.items()
