@@ -30,7 +30,7 @@ def draw(fig):
     values = [groups[n] / 1e6 for n in names]
     bars = ax.barh(names, values, color=["#3b6ea8", "#7aa6d6", "#d08c3a", "#999999"])
     ax.invert_yaxis()
-    for bar, n in zip(bars, names):
+    for bar, n in zip(bars, names, strict=True):
         share = groups[n] / total
         ax.text(
             bar.get_width() + 1,
