@@ -1,5 +1,22 @@
-"""Routes included from config/urls.py."""
+"""Learner routes included from config/urls.py at the site root."""
 
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from quiz import learner_views
+
+urlpatterns = [
+    path(
+        "lessons/<slug:slug>/questions/<int:question_id>/answer/",
+        learner_views.question_answer,
+        name="question-answer",
+    ),
+    path(
+        "lessons/<slug:slug>/follow-ups/<int:follow_up_id>/rate/",
+        learner_views.follow_up_rate,
+        name="follow-up-rate",
+    ),
+    path("review/", learner_views.review_page, name="review"),
+    path("review/<int:card_id>/rate/", learner_views.review_rate, name="review-rate"),
+    path("progress/", learner_views.progress_page, name="progress"),
+    path("progress/export.json", learner_views.progress_export, name="progress-export"),
+]

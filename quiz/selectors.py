@@ -8,9 +8,13 @@ from quiz.models import FollowUp, Lesson, Question, Section
 
 
 def section_list() -> QuerySet[Section]:
+    """Sections in course order with their lessons (two queries)."""
     lessons = Lesson.objects.only("id", "slug", "title", "order", "section_id")
-    return Section.objects.annotate(lesson_count=Count("lessons")).prefetch_related(
-        Prefetch("lessons", queryset=lessons)
+    # Meta.ordering is dropped from GROUP BY queries, so order explicitly.
+    return (
+        Section.objects.annotate(lesson_count=Count("lessons"))
+        .order_by("order")
+        .prefetch_related(Prefetch("lessons", queryset=lessons.order_by("order")))
     )
 
 

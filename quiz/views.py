@@ -4,12 +4,15 @@ from django.shortcuts import redirect, render
 
 from quiz.accounts import user_signup
 from quiz.forms import SignupForm
+from quiz.learner_views import lesson_page
 from quiz.models import Lesson
+from quiz.progress import home_progress, lesson_read_record
 from quiz.selectors import lesson_get, section_list
 
 
 def home(request):
-    return render(request, "quiz/home.html", {"sections": section_list()})
+    view = home_progress(user=request.user, sections=section_list())
+    return render(request, "quiz/home.html", {"home": view})
 
 
 def lesson_detail(request, slug: str):
@@ -17,7 +20,9 @@ def lesson_detail(request, slug: str):
         lesson = lesson_get(slug=slug)
     except Lesson.DoesNotExist:
         raise Http404("No such lesson.") from None
-    return render(request, "quiz/lesson.html", {"lesson": lesson})
+    if request.user.is_authenticated:
+        lesson_read_record(user=request.user, lesson=lesson)
+    return lesson_page(request, lesson)
 
 
 def signup(request):
