@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import secrets
 import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from grader.checks.result import CheckResult
@@ -18,6 +21,8 @@ from grader.harness.wire import WireError, decode_result
 from grader.runner import ChildOutcome, Runner
 
 MAX_RESULT_BYTES = 64 * 1024 * 1024
+TOLERANCE_OPTIONS = ("rtol", "atol")
+_OVERRIDE_LOCK = threading.Lock()
 
 
 @dataclass
@@ -49,8 +54,13 @@ def grade(
     seed: int | None = None,
     timeout: float = 60.0,
     tiktoken_cache_dir: str | None = None,
+    options: dict | None = None,
 ) -> Verdict:
-    """Run `code` against the cases of `harness` and judge the result."""
+    """Run `code` against the cases of `harness` and judge the result.
+
+    `options` are an exercise's admin-set overrides; `rtol`/`atol` replace
+    the harness's RTOL/ATOL while its checks run (see `tolerances`).
+    """
     module = load_harness(harness)
     if seed is None:
         seed = secrets.randbits(31)  # a fresh draw per attempt
@@ -68,7 +78,35 @@ def grade(
         "tiktoken_cache_dir": str(tiktoken_cache_dir),
     }
     outcome = runner.run(job, timeout=timeout)
-    return judge(module, cases, outcome, timeout=timeout)
+    with tolerances(module, options):
+        return judge(module, cases, outcome, timeout=timeout)
+
+
+@contextmanager
+def tolerances(module, options: dict | None) -> Iterator[None]:
+    """Use an exercise's rtol/atol in place of its harness's RTOL/ATOL.
+
+    Harness checks read the module constants at call time, so swapping them
+    for the duration of one judge is enough; the lock keeps two threads of
+    one process from judging with each other's tolerances.
+    """
+    wanted = {
+        key.upper(): float(value)
+        for key, value in (options or {}).items()
+        if key in TOLERANCE_OPTIONS and hasattr(module, key.upper())
+    }
+    if not wanted:
+        yield
+        return
+    with _OVERRIDE_LOCK:
+        saved = {name: getattr(module, name) for name in wanted}
+        try:
+            for name, value in wanted.items():
+                setattr(module, name, value)
+            yield
+        finally:
+            for name, value in saved.items():
+                setattr(module, name, value)
 
 
 def judge(module, cases: list[dict], outcome: ChildOutcome, *, timeout: float):

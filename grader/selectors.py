@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from grader.models import Exercise, Submission
+from quiz.models import CohortMembership
 
 
 def exercise_list() -> QuerySet[Exercise]:
@@ -16,11 +17,15 @@ def exercise_get(*, slug: str) -> Exercise:
 
 
 def submissions_visible_to(user) -> QuerySet[Submission]:
-    """Learners see their own; admins see all. Cohorts widen this for instructors."""
+    """Everyone sees their own; instructors also see the submissions of learners
+    in cohorts they own (a subquery, so no duplicate rows); superusers see all."""
     qs = Submission.objects.select_related("exercise")
+    if not user.is_authenticated:
+        return qs.none()
     if user.is_superuser:
         return qs
-    return qs.filter(user=user)
+    taught = CohortMembership.objects.filter(cohort__owner=user).values("user_id")
+    return qs.filter(Q(user=user) | Q(user_id__in=taught))
 
 
 def submission_get(*, user, submission_id) -> Submission:

@@ -7,6 +7,7 @@ from django.db import transaction
 
 from quiz.roles import ADMIN, INSTRUCTOR, LEARNER, assign_role
 
+DEMO_COHORT_CODE = "DEMOCOHORT"
 DEMO_ACCOUNTS = (
     ("learner", "learner-demo-pass", LEARNER),
     ("instructor", "instructor-demo-pass", INSTRUCTOR),
@@ -34,3 +35,21 @@ def demo_accounts_create() -> None:
         user.is_superuser = role == ADMIN
         user.save()
         assign_role(user, role)
+    _demo_cohort_create()
+
+
+def _demo_cohort_create() -> None:
+    """The demo instructor's cohort, with the demo learner in it."""
+    from quiz.models import Cohort, CohortMembership
+
+    User = get_user_model()
+    cohort, _ = Cohort.objects.get_or_create(
+        join_code=DEMO_COHORT_CODE,
+        defaults={
+            "name": "Demo cohort",
+            "owner": User.objects.get(username="instructor"),
+        },
+    )
+    CohortMembership.objects.get_or_create(
+        cohort=cohort, user=User.objects.get(username="learner")
+    )

@@ -1,5 +1,24 @@
-"""Routes included from config/urls.py."""
+"""Cohort API routes, included at /api/v1/ from config/urls.py."""
 
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from quiz import cohort_api as views
+
+urlpatterns = [
+    path("cohorts/", views.CohortListView.as_view(), name="api-cohorts"),
+    path(
+        "cohorts/<int:cohort_id>/matrix/",
+        views.CohortMatrixView.as_view(),
+        name="api-cohort-matrix",
+    ),
+    path(
+        "cohorts/<int:cohort_id>/submissions/",
+        views.CohortSubmissionsView.as_view(),
+        name="api-cohort-submissions",
+    ),
+    path(
+        "cohorts/<int:cohort_id>/analytics/",
+        views.CohortAnalyticsView.as_view(),
+        name="api-cohort-analytics",
+    ),
+]

@@ -80,6 +80,7 @@ class ExerciseRecord:
     solution: str
     wrong_solutions: list[dict]
     lines: dict[str, int] = field(default_factory=dict)
+    options: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -259,7 +260,7 @@ def _parse_questions(f: _Fields) -> list[dict]:
     items = f.get("questions", list, required=False, default=[])
     result = []
     for number, item in enumerate(items, start=1):
-        reason = _question_problem(item)
+        reason = question_problem(item)
         if reason:
             f._bad("questions", f"question {number}: {reason}")
             continue
@@ -267,7 +268,7 @@ def _parse_questions(f: _Fields) -> list[dict]:
     return result
 
 
-def _question_problem(item) -> str | None:
+def question_problem(item) -> str | None:
     if not isinstance(item, dict):
         return "must be a mapping with kind, prompt, answer"
     kind = item.get("kind")
@@ -356,7 +357,15 @@ def _parse_exercise(path: Path, problems: list) -> ExerciseRecord | None:
         starter=f.get("starter", str),
         solution=f.get("solution", str),
         wrong_solutions=wrong,
+        options=f.get("options", dict, required=False, default={}),
     )
+    if record.options and record.harness:
+        from grader.verify import exercise_options_problems  # imports the harness
+
+        for reason in exercise_options_problems(
+            harness=record.harness, options=record.options
+        ):
+            f._bad("options", reason)
     record.lines = mapping.lines
     return record if len(problems) == before else None
 

@@ -31,7 +31,7 @@ REQUIRED = {
     "solution",
     "wrong_solutions",
 }
-KNOWN = REQUIRED | {"lesson"}
+KNOWN = REQUIRED | {"lesson", "options"}
 SEED = 20_240_611  # fixed, so a failure here can be replayed
 TIMEOUT = 180.0  # a cold child may build GPT-2 small on a busy machine
 

@@ -271,3 +271,41 @@ def test_a_tied_gradient_is_recomputed_in_the_parent_not_trusted():
     )
     assert verdict.status == "failed"
     assert "aliased-data" in {check.diagnosis for check in verdict.checks}
+
+
+NOISY_SOFTMAX = textwrap.dedent(
+    """
+    import torch
+
+
+    def next_token_probs(logits, temperature=1.0):
+        p = torch.softmax(logits / temperature, dim=-1)
+        return p * (1 + 1e-3)  # off by 0.1%: outside the default rtol of 1e-4
+    """
+)
+
+
+def test_admin_tolerances_loosen_the_checks_for_one_grade():
+    from grader.exercises import softmax_temperature
+
+    def run(options):
+        return grade(
+            harness="softmax-temperature",
+            code=NOISY_SOFTMAX,
+            entry_point="next_token_probs",
+            runner=SubprocessRunner(),
+            seed=3,
+            timeout=120.0,
+            options=options,
+        )
+
+    assert run(None).status == "failed"
+    assert run({"rtol": 0.01, "atol": 0.0}).status == "passed"
+    assert (softmax_temperature.RTOL, softmax_temperature.ATOL) == (1e-4, 1e-7)
+
+
+def test_tolerances_ignore_options_a_harness_does_not_have():
+    from grader.grading import tolerances
+
+    with tolerances(kv_cache_bytes, {"rtol": 0.5}):
+        assert not hasattr(kv_cache_bytes, "RTOL")

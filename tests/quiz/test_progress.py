@@ -108,7 +108,7 @@ def test_home_queries_do_not_grow_with_lessons(
     for lesson in Lesson.objects.all():
         client.get(lesson.get_absolute_url())
     # session, user, sections, lessons, reads, nav due count
-    with django_assert_max_num_queries(6):
+    with django_assert_max_num_queries(7):
         response = client.get(reverse("home"))
     assert response.status_code == 200
 
@@ -263,7 +263,7 @@ def test_progress_page_queries_do_not_grow_with_history(
             )
         submit(learner, exercise, "passed")
     # session, user, nav, 3 totals, right, passed, due, streak, 4 timeline
-    with django_assert_max_num_queries(14):
+    with django_assert_max_num_queries(15):
         response = client.get(reverse("progress"))
     assert response.status_code == 200
 

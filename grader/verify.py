@@ -1,0 +1,186 @@
+"""Verify an exercise: its reference solution must pass its own checks.
+
+An exercise authored in the admin is only as good as its harness, entry point
+and solution agreeing with each other; grading the solution like a learner's
+submission is the cheapest proof. A failure unpublishes the exercise, so
+learners never meet one that nobody can pass.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import math
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from grader.exercises.base import load_harness
+from grader.grading import grade
+from grader.models import Exercise
+
+# Fixed so that a verification is reproducible: the same inputs always draw
+# the same cases, and a re-run tells you about the exercise, not the dice.
+VERIFY_SEED = 1_234_567
+MAX_FAILED_LISTED = 20
+MAX_MESSAGE_CHARS = 500
+# The only overrides the exercise row may carry. Harnesses keep their
+# tolerances as module constants (RTOL, ATOL); one that defines them accepts
+# these keys, the others accept none.
+TOLERANCE_KEYS = {"rtol": "RTOL", "atol": "ATOL"}
+
+
+@dataclass(frozen=True)
+class VerifyOutcome:
+    passed: bool
+    verification: dict
+
+    @property
+    def failed(self) -> list[dict]:
+        return self.verification.get("failed", [])
+
+    def summary(self, limit: int = 3) -> str:
+        """The first failed checks, for an admin message."""
+        lines = [f"{item['name']}: {item['message']}" for item in self.failed]
+        text = "; ".join(lines[:limit]) or self.verification.get("status", "")
+        hidden = self.verification.get("failed_count", len(lines)) - limit
+        return text + (f" (and {hidden} more)" if hidden > 0 else "")
+
+
+def harness_option_keys(*, harness: str) -> set[str]:
+    """The option keys `harness` accepts (empty when it has no tolerances)."""
+    module = load_harness(harness)
+    return {key for key, const in TOLERANCE_KEYS.items() if hasattr(module, const)}
+
+
+def exercise_options_problems(*, harness: str, options) -> list[str]:
+    """Why `options` cannot go with `harness`; empty when they can."""
+    if not isinstance(options, dict):
+        return ['options must be a JSON object such as {"rtol": 1e-4}']
+    if not options:
+        return []
+    try:
+        allowed = harness_option_keys(harness=harness)
+    except LookupError as exc:
+        return [str(exc)]
+    problems = []
+    for key, value in options.items():
+        if key not in allowed:
+            accepted = ", ".join(sorted(allowed)) or "none"
+            problems.append(
+                f"unknown option {key!r} for harness {harness!r} (accepted: {accepted})"
+            )
+        elif (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or not 0 <= value <= 1
+        ):
+            problems.append(f"option {key!r} must be a number from 0 to 1")
+    return problems
+
+
+def exercise_fingerprint(*, exercise: Exercise) -> str:
+    """Hash of everything a verification depends on, harness code included.
+
+    A stored verification whose fingerprint differs describes another version
+    of the exercise and proves nothing about this one.
+    """
+    digest = hashlib.sha256()
+    try:
+        digest.update(inspect.getsource(load_harness(exercise.harness)).encode())
+    except (LookupError, OSError, TypeError):
+        digest.update(b"<no harness>")
+    parts = [exercise.harness, exercise.entry_point, exercise.solution]
+    parts.append(json.dumps(exercise.options or {}, sort_keys=True))
+    for part in parts:
+        digest.update(b"\0" + (part or "").encode())
+    return digest.hexdigest()
+
+
+def exercise_is_verified(*, exercise: Exercise) -> bool:
+    """True when the stored verification passed for the exercise as it is now."""
+    stored = exercise.verification or {}
+    return stored.get("status") == "passed" and stored.get(
+        "fingerprint"
+    ) == exercise_fingerprint(exercise=exercise)
+
+
+def _failure(status: str, name: str, message: str) -> dict:
+    return {
+        "status": status,
+        "score": 0.0,
+        "failed": [{"name": name, "message": message}],
+    }
+
+
+def _grade_solution(exercise: Exercise, runner) -> dict:
+    try:
+        load_harness(exercise.harness)
+    except LookupError as exc:
+        return _failure("error", "harness", str(exc))
+    if runner is None:
+        from grader.runners import runner_get
+        from grader.sandbox import SandboxUnavailable
+
+        try:
+            # Cold, like manage.py grade: a one-off check must not make the
+            # web process hold a warm pool of GPT-2 models.
+            runner = runner_get("cold")
+        except SandboxUnavailable as exc:
+            return _failure("error", "sandbox", f"the grader cannot run here: {exc}")
+    try:
+        verdict = grade(
+            harness=exercise.harness,
+            code=exercise.solution,
+            entry_point=exercise.entry_point,
+            runner=runner,
+            seed=VERIFY_SEED,
+            timeout=settings.GRADER_TIMEOUT_SECONDS,
+            options=exercise.options,
+        )
+    except Exception as exc:  # noqa: BLE001 - reported to the author, not raised
+        return _failure("error", "grader", f"{type(exc).__name__}: {exc}"[:500])
+    failed = [
+        {"name": check.name, "message": check.message[:MAX_MESSAGE_CHARS]}
+        for check in verdict.checks
+        if not check.passed
+    ]
+    return {
+        "status": verdict.status,
+        "score": verdict.score,
+        "checks": len(verdict.checks),
+        "failed": failed[:MAX_FAILED_LISTED],
+        "failed_count": len(failed),
+        "duration_ms": round(verdict.duration_ms, 1),
+    }
+
+
+def exercise_verify(
+    *, exercise: Exercise, runner=None, save: bool = True
+) -> VerifyOutcome:
+    """Grade the reference solution and record the result on `exercise`.
+
+    Passing sets `verified_at`; failing clears it and unpublishes the
+    exercise. With `save=False` only the instance is changed (the admin saves
+    it with the rest of the form).
+    """
+    result = _grade_solution(exercise, runner)
+    passed = result["status"] == "passed"
+    now = timezone.now()
+    exercise.verification = {
+        **result,
+        "seed": VERIFY_SEED,
+        "fingerprint": exercise_fingerprint(exercise=exercise),
+        "checked_at": now.isoformat(),
+    }
+    exercise.verified_at = now if passed else None
+    if not passed:
+        exercise.published = False
+    if save and exercise.pk is not None:
+        with transaction.atomic():
+            exercise.save(update_fields=["verification", "verified_at", "published"])
+    return VerifyOutcome(passed=passed, verification=exercise.verification)

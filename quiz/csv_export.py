@@ -1,0 +1,102 @@
+"""CSV exports of a cohort, safe to open in a spreadsheet."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable
+
+from django.http import HttpResponse
+from django.utils.text import slugify
+
+from quiz.cohort_selectors import Matrix, failed_checks
+from quiz.models import Cohort
+
+# A spreadsheet runs a cell that starts with one of these as a formula
+# (OWASP "CSV injection"); a leading apostrophe makes it plain text.
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_safe(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int | float):
+        return str(value)
+    text = str(value)
+    return "'" + text if text.startswith(_FORMULA_STARTS) else text
+
+
+def _csv_text(header: list[str], rows: Iterable[list]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow([csv_safe(h) for h in header])
+    for row in rows:
+        writer.writerow([csv_safe(v) for v in row])
+    return out.getvalue()
+
+
+def csv_response(*, text: str, filename: str) -> HttpResponse:
+    response = HttpResponse(text, content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+def export_filename(cohort: Cohort, what: str) -> str:
+    return f"{slugify(cohort.name) or 'cohort'}-{cohort.pk}-{what}.csv"
+
+
+def matrix_csv(matrix: Matrix) -> str:
+    """One row per learner; three columns per lesson, then the totals."""
+    header = ["learner"]
+    for lesson in matrix.lessons:
+        header += [
+            f"{lesson.slug} read",
+            f"{lesson.slug} self-checks right (of {lesson.checks_total})",
+            f"{lesson.slug} exercises passed (of {lesson.exercises_total})",
+        ]
+    header += ["lessons read", "self-checks right", "exercises passed"]
+    rows = []
+    for row in matrix.rows:
+        values: list = [row.username]
+        for cell in row.cells:
+            values += [cell.read, cell.checks_right, cell.exercises_passed]
+        values += [row.lessons_read, row.checks_right, row.exercises_passed]
+        rows.append(values)
+    return _csv_text(header, rows)
+
+
+SUBMISSION_COLUMNS = [
+    "id",
+    "learner",
+    "exercise",
+    "status",
+    "score",
+    "created_at",
+    "finished_at",
+    "failed checks",
+    "diagnoses",
+    "code",
+]
+
+
+def submissions_csv(submissions: Iterable) -> str:
+    rows = []
+    for sub in submissions:
+        failed = failed_checks(sub)
+        rows.append(
+            [
+                str(sub.pk),
+                sub.user.username,
+                sub.exercise.slug,
+                sub.status,
+                sub.score,
+                sub.created_at.isoformat(),
+                sub.finished_at.isoformat() if sub.finished_at else "",
+                "; ".join(c["name"] for c in failed),
+                "; ".join(c["diagnosis"] for c in failed if c["diagnosis"]),
+                sub.code,
+            ]
+        )
+    return _csv_text(SUBMISSION_COLUMNS, rows)

@@ -1,0 +1,12 @@
+"""`{% load cohorts %}{% if user|can_teach %}`: show the instructor link."""
+
+from django import template
+
+from quiz.cohort_selectors import user_can_teach
+
+register = template.Library()
+
+
+@register.filter(name="can_teach")
+def can_teach(user) -> bool:
+    return user_can_teach(user)
