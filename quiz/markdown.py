@@ -8,6 +8,7 @@ HTML-wise: render with Python-Markdown (Pygments highlighting), then let nh3
 from __future__ import annotations
 
 import html
+from functools import lru_cache
 
 import markdown as md
 import nh3
@@ -46,11 +47,14 @@ def _figure_block(match) -> str:
     )
 
 
+@lru_cache(maxsize=4096)
 def render_markdown(text: str) -> str:
     """Return sanitised HTML for `text`; scripts, handlers and js: URLs are dropped.
 
     `![caption](figure:name)` becomes a captioned image of the generated
-    figure served at /figures/name.svg.
+    figure served at /figures/name.svg. Memoised on the text: rendering with
+    Pygments costs milliseconds per lesson, and the same course text is served
+    to every learner (an edit is new text, so nothing goes stale).
     """
     text = FIGURE_REF.sub(_figure_block, text or "")
     rendered = md.markdown(

@@ -33,3 +33,12 @@ def test_event_handlers_and_javascript_urls_are_removed():
 def test_iframes_and_styles_are_removed():
     html = render_markdown('<iframe src="https://evil"></iframe><style>*{}</style>text')
     assert "<iframe" not in html and "<style" not in html and "text" in html
+
+
+def test_rendering_is_memoised_per_text():
+    text = "Memo test: `x` and **y**, unique 7f3a."
+    hits = render_markdown.cache_info().hits
+    first = render_markdown(text)
+    assert render_markdown(text) is first
+    assert render_markdown.cache_info().hits == hits + 1
+    assert render_markdown(text + " changed") != first
