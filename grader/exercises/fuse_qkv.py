@@ -1,0 +1,182 @@
+"""fuse-qkv: build GPT-2's c_attn from three separate q, k, v projections.
+
+The learner returns (weight, bias) with weight (3 * n_embd, n_embd) in
+nn.Linear orientation and q, k, v stacked in that order, so that
+F.linear(x, weight, bias).split(n_embd, dim=-1) gives back q, k and v. One
+case fuses the `mini` reference model's own c_attn after cutting it in three:
+the result must be that weight, bit for bit.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import torch
+
+from grader.checks.result import CheckResult
+from grader.checks.tensors import (
+    call_learner,
+    capture_tensor,
+    check_no_error,
+    compare_tensor,
+    failed,
+)
+from grader.reference import build_model
+
+SLUG = "fuse-qkv"
+ENTRY_POINT = "fuse_qkv"
+SIGNATURE = "fuse_qkv(w_q, b_q, w_k, b_k, w_v, b_v) -> tuple[Tensor, Tensor]"
+
+RTOL, ATOL = 0.0, 0.0  # concatenation moves numbers; it must not change them
+NAMES = ("q", "k", "v")
+
+
+def make_cases(seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    cases = [
+        {"name": "n_embd = 6", "hidden": False, "d": 6},
+        {
+            "name": "the mini model's c_attn, cut and re-fused",
+            "hidden": False,
+            "mini": True,
+        },
+        {"name": "hidden: n_embd = 768", "hidden": True, "d": 768},
+    ]
+    for i in range(2):
+        cases.append(
+            {"name": f"hidden {i + 1}", "hidden": True, "d": rng.randint(5, 40)}
+        )
+    for i, case in enumerate(cases):
+        case["seed"] = rng.randrange(2**31) if case["hidden"] else i
+    return cases
+
+
+def inputs(case: dict) -> list[torch.Tensor]:
+    """[w_q, b_q, w_k, b_k, w_v, b_v], weights (d, d) as nn.Linear stores them."""
+    if case.get("mini"):
+        attn = build_model("mini").transformer.h[1].attn
+        d = attn.n_embd
+        w = attn.c_attn.weight.detach().split(d, dim=0)
+        g = torch.Generator().manual_seed(case["seed"])
+        b = (torch.randn(3 * d, generator=g) * 0.1).split(d)  # init biases are 0
+    else:
+        d = case["d"]
+        g = torch.Generator().manual_seed(case["seed"])
+        w = [torch.randn(d, d, generator=g) for _ in range(3)]
+        b = [torch.randn(d, generator=g) for _ in range(3)]
+    return [t.contiguous() for pair in zip(w, b, strict=True) for t in pair]
+
+
+def reference(args: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    w_q, b_q, w_k, b_k, w_v, b_v = args
+    return torch.cat([w_q, w_k, w_v], dim=0), torch.cat([b_q, b_k, b_v], dim=0)
+
+
+def run_case(fn, case: dict):
+    value, error = call_learner(fn, *inputs(case))
+    data: dict = {"error": error, "kind": capture_tensor(value)[0]}
+    tensors: dict = {}
+    if isinstance(value, (tuple, list)) and len(value) == 2:
+        data["length"] = 2
+        for key, item in zip(("weight", "bias"), value, strict=True):
+            data[key], tensor = capture_tensor(item)
+            if tensor is not None:
+                tensors[key] = tensor
+    return data, tensors
+
+
+def _same(a, b) -> bool:
+    return isinstance(a, torch.Tensor) and a.shape == b.shape and torch.equal(a, b)
+
+
+def _diagnose_weight(got, args) -> tuple[str, str] | None:
+    """Name a wrong layout of the fused weight, if it is a known one."""
+    ws = dict(zip(NAMES, args[0::2], strict=True))
+    if _same(got, torch.cat(list(ws.values()), dim=0).T):
+        return (
+            "conv1d-layout",
+            "your weight is the transpose of the answer, (n_embd, 3 * n_embd): "
+            "that is the Conv1D layout of OpenAI's and Hugging Face's GPT-2 "
+            "checkpoints. nn.Linear stores (out, in), so concatenate the three "
+            "(d, d) weights along dim 0 without transposing",
+        )
+    if _same(got, torch.cat(list(ws.values()), dim=1)):
+        return (
+            "cat-wrong-dim",
+            "you concatenated along dim 1, the input axis: each weight is "
+            "(out, in) = (n_embd, n_embd), and q, k, v are three groups of "
+            "OUTPUTS, so torch.cat([w_q, w_k, w_v], dim=0) gives (3 * n_embd, "
+            "n_embd)",
+        )
+    d = args[0].shape[0]
+    if _same(got, torch.stack(list(ws.values()), dim=1).reshape(3 * d, d)):
+        return (
+            "interleaved-rows",
+            "your rows alternate q, k, v (torch.stack(..., dim=1) then a "
+            "reshape): c_attn's output is split into three contiguous blocks, "
+            "so the first n_embd rows must all be w_q; use torch.cat(..., dim=0)",
+        )
+    for order in itertools.permutations(NAMES):
+        if order != NAMES and _same(got, torch.cat([ws[n] for n in order], dim=0)):
+            return (
+                "qkv-order",
+                f"your blocks are in the order {', '.join(order)}: GPT-2's "
+                "c_attn output is split as q, k, v (`q, k, v = "
+                "c_attn(x).split(n_embd, dim=2)`), so stack them in that order",
+            )
+    return None
+
+
+def check_case(case: dict, data: dict, tensors: dict):
+    hidden, name = bool(case["hidden"]), case["name"]
+    raised = check_no_error(name, data.get("error"), hidden=hidden)
+    if raised:
+        return [raised]
+    if data.get("length") != 2:
+        kind = (data.get("kind") or {}).get("type", "?")
+        return [
+            CheckResult(
+                name,
+                False,
+                f"expected a pair (weight, bias), got a {kind}: return both, "
+                "e.g. `return weight, bias`",
+                hidden=hidden,
+            )
+        ]
+    args = inputs(case)
+    d = args[0].shape[0]
+    want_w, want_b = reference(args)
+    results = []
+    for key, want, axes in (
+        ("weight", want_w, ("3*n_embd", "n_embd")),
+        ("bias", want_b, ("3*n_embd",)),
+    ):
+        got = tensors.get(key)
+        found = compare_tensor(
+            f"{name}: {key}",
+            data.get(key),
+            got,
+            want,
+            axes=axes,
+            sizes={"n_embd": d},
+            rtol=RTOL,
+            atol=ATOL,
+            what=f"the fused {key}",
+            hidden=hidden,
+        )
+        results += found
+        if key == "weight" and failed(found) and isinstance(got, torch.Tensor):
+            known = _diagnose_weight(got, args)
+            if known:
+                diagnosis, message = known
+                results.append(
+                    CheckResult(
+                        f"{name}: likely mistake",
+                        False,
+                        message,
+                        diagnosis=diagnosis,
+                        hidden=hidden,
+                    )
+                )
+    return results
