@@ -1,0 +1,90 @@
+"""gelu-tanh graded in-process: the solution passes, each wrong one is named."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+from safetensors.torch import load as st_load
+from safetensors.torch import save as st_save
+
+from grader.exercises.base import load_harness
+
+SLUG = "gelu-tanh"
+SPEC = yaml.safe_load(
+    (
+        Path(__file__).resolve().parents[2] / "content" / "exercises" / f"{SLUG}.yaml"
+    ).read_text(encoding="utf-8")
+)
+SEEDS = (11, 2026, 7)
+
+
+def grade(code: str, seed: int) -> list:
+    module = load_harness(SLUG)
+    namespace = {"__name__": "__submission__"}
+    exec(compile(code, "<submission>", "exec"), namespace)  # noqa: S102
+    fn = namespace[SPEC["entry_point"]]
+    results = []
+    for case in module.make_cases(seed):
+        case = json.loads(json.dumps(case))
+        data, tensors = module.run_case(fn, case)
+        data = json.loads(json.dumps(data))
+        plain = {k: t.contiguous().clone() for k, t in tensors.items()}
+        tensors = st_load(st_save(plain)) if plain else {}
+        results += module.check_case(case, data, tensors)
+    return results
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_solution_passes(seed):
+    results = grade(SPEC["solution"], seed)
+    assert results and all(r.passed for r in results), [
+        r.message for r in results if not r.passed
+    ]
+    assert any(r.hidden for r in results) and any(not r.hidden for r in results)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize(
+    "wrong", SPEC["wrong_solutions"], ids=lambda w: w["name"].replace(" ", "-")
+)
+def test_each_wrong_solution_is_named(wrong, seed):
+    failed = [r for r in grade(wrong["code"], seed) if not r.passed]
+    assert failed
+    assert wrong["diagnosis"] in {r.diagnosis for r in failed}, [
+        r.message for r in failed
+    ]
+
+
+def test_the_tolerance_separates_the_two_gelus():
+    """The exercise is only meaningful if exact GELU fails and tanh passes."""
+    import torch.nn.functional as F
+
+    x = torch.linspace(-6, 6, 241)
+    gap = (F.gelu(x) - F.gelu(x, approximate="tanh")).abs().max().item()
+    module = load_harness(SLUG)
+    assert gap > 10 * (module.ATOL + module.RTOL * 3.0)  # |gelu| < 3 where they part
+
+
+def test_a_missing_half_is_named():
+    code = SPEC["solution"].replace("return 0.5 * x", "return x")
+    assert code != SPEC["solution"]
+    failed = [r for r in grade(code, 3) if not r.passed]
+    assert "missing-half" in {r.diagnosis for r in failed}
+
+
+def test_hidden_cases_change_with_the_seed():
+    module = load_harness(SLUG)
+    a, b = ([c for c in module.make_cases(s) if c["hidden"]] for s in SEEDS[:2])
+    assert a and a != b
