@@ -1,0 +1,107 @@
+"""mfu-from-throughput: model FLOPs utilisation read off a training log.
+
+A run that processes tokens_per_s tokens per second does about 6N FLOPs per
+token (forward 2N, backward 4N); MFU is that achieved rate over the peak of
+all the GPUs: tokens_per_s · 6N / (n_gpus · peak). Slips are off by a clean
+factor (3, 100, n_gpus) or invert the ratio, which is how they are named.
+"""
+
+from __future__ import annotations
+
+import random
+
+from grader.checks.result import CheckResult
+from grader.exercises.train_hours import PEAKS, capture_float, float_check
+
+SLUG = "mfu-from-throughput"
+ENTRY_POINT = "mfu_from_throughput"
+SIGNATURE = "mfu_from_throughput(tokens_per_s, n_params, peak_flops, n_gpus) -> float"
+_ARGS = ("tokens_per_s", "n_params", "peak_flops", "n_gpus")
+
+
+def reference(tokens_per_s, n_params, peak_flops, n_gpus) -> float:
+    return tokens_per_s * 6 * n_params / (n_gpus * peak_flops)
+
+
+def _case(name: str, hidden: bool, **args) -> dict:
+    return {"name": name, "hidden": hidden, "args": {k: args[k] for k in _ARGS}}
+
+
+def make_cases(seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    small = 124_439_808
+    cases = [
+        _case("GPT-2 small, one A100, 100,000 tokens/s", False,
+              tokens_per_s=100_000.0, n_params=small, peak_flops=PEAKS["A100"],
+              n_gpus=1),
+        _case("nanoGPT's GPT-2 small run, 8 A100s", False,
+              tokens_per_s=491_520 / 0.6, n_params=small,
+              peak_flops=PEAKS["A100"], n_gpus=8),
+    ]  # fmt: skip
+    for i in range(4):
+        gpu = rng.choice(sorted(PEAKS))
+        n_gpus = rng.choice([2, 4, 8, 16, 64, 256])
+        n_params = rng.randint(50_000_000, 70_000_000_000)
+        mfu = rng.randint(15, 60) / 100  # a plausible run; the learner sees tokens/s
+        tokens_per_s = mfu * n_gpus * PEAKS[gpu] / (6 * n_params)
+        cases.append(
+            _case(
+                f"random run {i + 1} on {n_gpus} x {gpu}",
+                True,
+                tokens_per_s=tokens_per_s,
+                n_params=n_params,
+                peak_flops=PEAKS[gpu],
+                n_gpus=n_gpus,
+            )
+        )
+    return cases
+
+
+def run_case(fn, case: dict):
+    # Positional, like the signature: a learner may name the parameters freely.
+    return capture_float(fn(*(case["args"][key] for key in _ARGS))), {}
+
+
+def _slips(args: dict) -> list[tuple[float, str, str]]:
+    right = reference(**args)
+    slips = [
+        (
+            right / 3,
+            "forgot-backward",
+            "a training token costs 6·N FLOPs (forward 2N, backward 4N), not 2N",
+        ),
+        (
+            right * 100,
+            "percent-not-fraction",
+            "that is a percentage; return the fraction (0.4 for 40%)",
+        ),
+        (
+            1 / right,
+            "inverted-ratio",
+            "that is peak over achieved; MFU is achieved FLOP/s divided by peak",
+        ),
+    ]
+    if args["n_gpus"] > 1:
+        slips.append(
+            (
+                right * args["n_gpus"],
+                "forgot-gpus",
+                "the log's tokens/s is the whole run's; divide by the peak of all "
+                "n_gpus GPUs, not one",
+            )
+        )
+    return slips
+
+
+def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+    args = case["args"]
+    return [
+        float_check(
+            f"{case['name']}: MFU",
+            data,
+            reference(**args),
+            _slips(args),
+            unit="MFU",
+            hidden=bool(case["hidden"]),
+        )
+    ]
