@@ -1,0 +1,160 @@
+"""The four section-1 exercises (embed-at-offset, nearest-tokens, vocab-padding,
+embedding-share), graded in process: independent right answers pass, hard-coded
+or forged answers fail with a named diagnosis."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from grader.exercises import (
+    embed_at_offset,
+    embedding_share,
+    nearest_tokens,
+    vocab_padding,
+)
+
+MODULES = (embed_at_offset, embedding_share, nearest_tokens, vocab_padding)
+
+
+def grade_in_process(module, fn, seed: int = 0):
+    checks = []
+    for case in module.make_cases(seed):
+        data, tensors = module.run_case(fn, case)
+        checks += module.check_case(case, data, tensors)
+    return checks
+
+
+def failed_diagnoses(checks) -> set:
+    return {c.diagnosis for c in checks if not c.passed}
+
+
+def test_every_module_follows_the_contract():
+    for module in MODULES:
+        cases = module.make_cases(0)
+        assert {c["hidden"] for c in cases} == {True, False}
+        assert len({c["name"] for c in cases}) == len(cases)
+        assert module.make_cases(1) != module.make_cases(2)  # randomised per attempt
+        assert module.ENTRY_POINT in module.SIGNATURE
+
+
+def test_embed_at_offset_accepts_an_independent_solution():
+    def embed_at(idx, wte, wpe, start):
+        if start + idx.shape[1] > wpe.shape[0]:
+            raise ValueError("past the last position")
+        one_hot = F.one_hot(idx, wte.shape[0]).to(wte.dtype)
+        pos = F.one_hot(torch.arange(start, start + idx.shape[1]), wpe.shape[0])
+        return one_hot @ wte + pos.to(wpe.dtype) @ wpe
+
+    checks = grade_in_process(embed_at_offset, embed_at, seed=3)
+    assert checks and all(c.passed for c in checks), [c.message for c in checks]
+
+
+def test_embed_at_offset_refuses_other_errors_past_the_table():
+    def embed_at(idx, wte, wpe, start):
+        t = idx.shape[1]
+        return wte[idx] + wpe[start : start + t]  # broadcast error past the end
+
+    checks = grade_in_process(embed_at_offset, embed_at, seed=3)
+    refused = [c for c in checks if "16-row table" in c.name]
+    assert refused and not refused[0].passed
+    assert refused[0].diagnosis == "no-length-check"
+    assert "RuntimeError" in refused[0].message
+
+
+def test_nearest_tokens_accepts_a_tensor_of_ids_and_float64_math():
+    def nearest(W, token_id, k):
+        W = W.double()
+        cos = (W @ W[token_id]) / (W.norm(dim=1) * W[token_id].norm())
+        order = torch.argsort(cos, descending=True)
+        return order[order != token_id][:k]  # a 1-d int64 tensor
+
+    checks = grade_in_process(nearest_tokens, nearest, seed=4)
+    assert checks and all(c.passed for c in checks), [c.message for c in checks]
+
+
+def test_nearest_tokens_names_returned_scores_and_reversed_order():
+    def scores(W, token_id, k):
+        unit = F.normalize(W, dim=1)
+        cos = unit @ unit[token_id]
+        cos[token_id] = -2
+        return cos.topk(k).values.tolist()
+
+    def reversed_order(W, token_id, k):
+        unit = F.normalize(W, dim=1)
+        cos = unit @ unit[token_id]
+        cos[token_id] = -2
+        return cos.topk(k).indices.tolist()[::-1]
+
+    assert "not-an-int" in failed_diagnoses(grade_in_process(nearest_tokens, scores))
+    named = failed_diagnoses(grade_in_process(nearest_tokens, reversed_order))
+    assert "wrong-order" in named
+
+
+def test_vocab_padding_hard_coded_gpt2_answer_fails_hidden_cases():
+    def vocab_padding_fn(vocab_size, multiple, n_embd, tied, bytes_per_element):
+        return 50304, 36096, 144384
+
+    checks = grade_in_process(vocab_padding, vocab_padding_fn)
+    first = [c for c in checks if c.name.startswith("GPT-2 small")]
+    assert first and all(c.passed for c in first)
+    assert any(c.hidden and not c.passed for c in checks)
+
+
+def test_vocab_padding_names_rounding_down_and_numpy_ints():
+    def rounded_down(vocab_size, multiple, n_embd, tied, bytes_per_element):
+        padded = vocab_size // multiple * multiple
+        extra = (padded - vocab_size) * n_embd * (1 if tied else 2)
+        return padded, extra, extra * bytes_per_element
+
+    def numpy_ints(vocab_size, multiple, n_embd, tied, bytes_per_element):
+        padded = np.int64(-(-vocab_size // multiple) * multiple)
+        extra = (padded - vocab_size) * n_embd * (1 if tied else 2)
+        return padded, extra, extra * bytes_per_element
+
+    assert "rounded-down" in failed_diagnoses(
+        grade_in_process(vocab_padding, rounded_down)
+    )
+    assert "not-an-int" in failed_diagnoses(grade_in_process(vocab_padding, numpy_ints))
+
+
+def test_vocab_padding_rejects_a_dict():
+    checks = grade_in_process(vocab_padding, lambda *args: {"padded": 1})
+    assert {c.diagnosis for c in checks} == {"not-a-triple"}
+
+
+def test_embedding_share_matches_counting_the_model_by_hand():
+    def embedding_share_fn(model):
+        seen, total, emb = set(), 0, 0
+        tables = {"transformer.wte.weight", "transformer.wpe.weight", "lm_head.weight"}
+        for name, p in model.named_parameters(remove_duplicate=False):
+            if id(p) in seen:
+                continue
+            seen.add(id(p))
+            total += p.numel()
+            emb += p.numel() if name in tables else 0
+        return emb / total
+
+    checks = grade_in_process(embedding_share, embedding_share_fn, seed=5)
+    assert checks and all(c.passed for c in checks), [c.message for c in checks]
+
+
+def test_embedding_share_names_a_tensor_and_a_percentage():
+    def as_tensor(model):
+        n = sum(p.numel() for p in model.parameters())
+        emb = (
+            model.transformer.wte.weight.numel() + model.transformer.wpe.weight.numel()
+        )
+        if model.lm_head.weight is not model.transformer.wte.weight:
+            emb += model.lm_head.weight.numel()
+        return torch.tensor(emb / n)
+
+    def as_percent(model):
+        return 100 * float(as_tensor(model))
+
+    assert failed_diagnoses(grade_in_process(embedding_share, as_tensor)) == {
+        "not-a-float"
+    }
+    named = failed_diagnoses(grade_in_process(embedding_share, as_percent))
+    assert "percent-not-fraction" in named
