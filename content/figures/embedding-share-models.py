@@ -33,7 +33,12 @@ def draw(fig):
     ax = fig.add_subplot()
     for points, colour, marker, label in [
         (_gpt2_points(), "#0072B2", "o", "GPT-2 (V = 50,257, tied)"),
-        (_llama_points(), "#D55E00", "s", "Llama 3.x (V = 128,256)"),
+        (
+            _llama_points(),
+            "#D55E00",
+            "s",
+            "Llama 3.x (V = 128,256; 1B, 3B tied, 8B untied)",
+        ),
     ]:
         xs = [n / 1e9 for _, n, _ in points]
         ys = [100 * share for _, _, share in points]

@@ -45,6 +45,16 @@ def draw(fig):
             xytext=(-70, 8),
             fontsize=8,
         )
+    limit = get_config("gpt2").block_size
+    ax.axvline(limit, color="grey", linestyle=":", linewidth=1)
+    ax.annotate(
+        f"GPT-2's {limit:,}-token limit:\nits lines beyond are hypothetical",
+        (limit, 0.02),
+        textcoords="offset points",
+        xytext=(4, 0),
+        fontsize=8,
+        color="dimgrey",
+    )
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xticks(contexts[::2], [f"{t:,}" for t in contexts[::2]])
