@@ -34,7 +34,7 @@ def make_cases(seed: int) -> list[dict]:
         _case("GPT-2 small, one A100, 100,000 tokens/s", False,
               tokens_per_s=100_000.0, n_params=small, peak_flops=PEAKS["A100"],
               n_gpus=1),
-        _case("nanoGPT's GPT-2 small run, 8 A100s", False,
+        _case("nanoGPT's GPT-2 small batch at 0.6 s per step, 8 A100s", False,
               tokens_per_s=491_520 / 0.6, n_params=small,
               peak_flops=PEAKS["A100"], n_gpus=8),
     ]  # fmt: skip
