@@ -67,6 +67,7 @@ def draw(fig):
     )
     right.set_title("tied tiny model after training")
     right.set_xlabel("cosine similarity")
+    right.set_ylabel("pairs of rows")
     right.legend(frameon=False, loc="upper left")
     for ax in (left, right):
         ax.spines[["top", "right"]].set_visible(False)

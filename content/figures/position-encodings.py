@@ -7,11 +7,11 @@ from grader.reference import build_model
 
 CAPTION = (
     "Left: the sine columns of sinusoidal position vectors (d = 128) for the "
-    "first 256 positions; low frequency indices oscillate fast, high ones "
-    "slowly. Right: with RoPE "
+    "first 256 positions; columns with a small index i oscillate fast, those "
+    "with a large i slowly. Right: with RoPE "
     "(d_head = 64, identical q and k) the attention score depends only on the "
-    "distance and decays with it; GPT-2's learned wpe at initialisation "
-    "relates position 0 to no other position"
+    "distance and shrinks with it on average, with oscillations; GPT-2's "
+    "learned wpe at initialisation relates position 0 to no other position"
 )
 
 

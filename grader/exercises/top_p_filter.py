@@ -1,0 +1,289 @@
+"""top-p-filter: nucleus sampling's filter on a batch of logits.
+
+Keep, in every row, the smallest set of most-probable tokens whose total
+probability reaches p (always at least the top token); set every other logit
+to -inf and leave the kept logits unchanged, so a softmax afterwards
+renormalises over the nucleus. p is drawn so that no row has a cumulative
+probability within 1e-3 of it: the boundary token is never a matter of
+rounding, and an off-by-one is a real, named mistake.
+"""
+
+from __future__ import annotations
+
+import random
+
+import torch
+
+from grader.checks.result import CheckResult
+from grader.checks.shapes import check_shape
+from grader.checks.tensors import (
+    call_learner,
+    capture_tensor,
+    check_dtype,
+    check_is_tensor,
+    check_no_error,
+)
+
+SLUG = "top-p-filter"
+ENTRY_POINT = "top_p_filter"
+SIGNATURE = "top_p_filter(logits, p) -> Tensor"
+
+MARGIN = 1e-3  # no cumulative probability this close to p
+VALUE_TOL = 1e-6
+
+
+def make_cases(seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    cases: list[dict] = [
+        {
+            "name": "one peaked row, p=0.9",
+            "hidden": False,
+            "shape": [1, 50],
+            "scale": 3.0,
+            "p": 0.9,
+            "seed": 3,
+        },
+        {
+            "name": "(4, 97) rows, p=0.5",
+            "hidden": False,
+            "shape": [4, 97],
+            "scale": 2.0,
+            "p": 0.5,
+            "seed": 4,
+        },
+        {
+            "name": "hidden: flat rows",
+            "hidden": True,
+            "shape": [rng.randint(2, 5), rng.choice([89, 211])],
+            "scale": 0.3,
+            "p": rng.choice([0.8, 0.9, 0.95]),
+            "seed": rng.randrange(2**31),
+        },
+        {
+            "name": "hidden: very peaked rows",
+            "hidden": True,
+            "shape": [rng.randint(2, 5), rng.choice([131, 257])],
+            "scale": 6.0,
+            "p": rng.choice([0.6, 0.9]),
+            "seed": rng.randrange(2**31),
+        },
+    ]
+    for i in range(2):
+        cases.append(
+            {
+                "name": f"hidden random {i + 1}",
+                "hidden": True,
+                "shape": [rng.randint(2, 6), rng.choice([53, 97, 503])],
+                "scale": rng.choice([1.0, 2.0, 4.0]),
+                "p": round(rng.uniform(0.3, 0.97), 3),
+                "seed": rng.randrange(2**31),
+            }
+        )
+    return cases
+
+
+def _cumulative(logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(sorted indices, cumulative probabilities in that order), float64."""
+    probs = torch.softmax(logits.double(), dim=-1)
+    sorted_probs, order = probs.sort(dim=-1, descending=True)
+    return order, sorted_probs.cumsum(dim=-1)
+
+
+def inputs(case: dict) -> tuple[torch.Tensor, float]:
+    """(logits (b, V) float32, p), p nudged away from every row's boundaries."""
+    g = torch.Generator().manual_seed(case["seed"])
+    logits = torch.randn(*case["shape"], generator=g) * case["scale"]
+    _, cum = _cumulative(logits)
+    p = float(case["p"])
+    for _ in range(200):
+        if bool(((cum - p).abs() > MARGIN).all()):
+            break
+        p = round(p - 0.0007, 6)  # deterministic nudge down
+    return logits, p
+
+
+def keep_mask(logits: torch.Tensor, p: float, *, include_crossing: bool = True):
+    """True where top-p keeps the token (the reference, and one flaw)."""
+    order, cum = _cumulative(logits)
+    before = cum - torch.softmax(logits.double(), -1).gather(-1, order)
+    keep_sorted = before < p if include_crossing else cum <= p
+    keep_sorted[..., 0] = True  # the most probable token always survives
+    mask = torch.zeros_like(keep_sorted)
+    return mask.scatter(-1, order, keep_sorted)
+
+
+def reference(logits: torch.Tensor, p: float) -> torch.Tensor:
+    return logits.masked_fill(~keep_mask(logits, p), float("-inf"))
+
+
+def run_case(fn, case: dict):
+    logits, p = inputs(case)
+    value, error = call_learner(fn, logits.clone(), p)
+    info, tensor = capture_tensor(value)
+    return {"error": error, "output": info}, (
+        {"output": tensor} if tensor is not None else {}
+    )
+
+
+def _fail(name, message, diagnosis=None, hidden=False, **kw) -> CheckResult:
+    return CheckResult(name, False, message, diagnosis=diagnosis, hidden=hidden, **kw)
+
+
+def _diagnose(name, got, logits, p, expected_keep, removed, hidden):
+    """Name the mistake behind a wrong kept set or wrong kept values."""
+    probs = torch.softmax(logits.double(), -1)
+    # Renormalised probabilities returned instead of filtered logits.
+    nucleus = probs.masked_fill(~expected_keep, 0.0)
+    nucleus = nucleus / nucleus.sum(-1, keepdim=True)
+    if torch.allclose(got.double(), nucleus, atol=1e-5):
+        return _fail(
+            f"{name}: likely mistake",
+            "you returned the renormalised probabilities of the nucleus: return "
+            "LOGITS, the kept ones unchanged and the rest -inf, so the caller "
+            "can still apply a temperature and its own softmax",
+            "returned-probabilities",
+            hidden,
+        )
+    if torch.allclose(got.double(), logits.double().masked_fill(~expected_keep, 0.0)):
+        return _fail(
+            f"{name}: likely mistake",
+            "you set the filtered logits to 0, not -inf: a logit of 0 still gets "
+            "probability exp(0) / Z after the softmax, so the filtered tokens "
+            "can be sampled. Use float('-inf')",
+            "zeroed-not-masked",
+            hidden,
+        )
+    kept = ~removed
+    if torch.equal(kept, keep_mask(logits, p, include_crossing=False)):
+        return _fail(
+            f"{name}: likely mistake",
+            "you drop the token whose probability carries the running total "
+            "past p, so your nucleus holds LESS than p: keep a token when the "
+            "probability of the tokens ranked above it is still below p "
+            "(shift the 'remove' mask right by one, as cumsum - prob < p)",
+            "nucleus-off-by-one",
+            hidden,
+        )
+    sorted_logits = logits.sort(dim=-1, descending=True).values
+    if torch.equal(
+        got,
+        sorted_logits.masked_fill(
+            ~expected_keep.gather(-1, logits.argsort(-1, descending=True)),
+            float("-inf"),
+        ),
+    ):
+        return _fail(
+            f"{name}: likely mistake",
+            "your output is in sorted order: after filtering the sorted logits, "
+            "put them back at their token ids (scatter with the sort indices), "
+            "or the ids the sampler draws are ranks, not tokens",
+            "forgot-unsort",
+            hidden,
+        )
+    counts = kept.sum(-1)
+    if (
+        len(counts) > 1
+        and bool((counts == counts[0]).all())
+        and bool((kept == _top_k(logits, int(counts[0]))).all())
+        and not torch.equal(kept, expected_keep)
+    ):
+        return _fail(
+            f"{name}: likely mistake",
+            f"you keep the same number of tokens ({int(counts[0])}) in every row: "
+            "that is top-k. Top-p keeps as many as it takes to reach probability "
+            "p, few in a peaked row and many in a flat one",
+            "top-k-not-top-p",
+            hidden,
+        )
+    return None
+
+
+def _top_k(logits: torch.Tensor, k: int) -> torch.Tensor:
+    idx = logits.topk(k, dim=-1).indices
+    return torch.zeros_like(logits, dtype=torch.bool).scatter(-1, idx, True)
+
+
+def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+    hidden, name = bool(case["hidden"]), case["name"]
+    raised = check_no_error(name, data.get("error"), hidden=hidden)
+    if raised:
+        return [raised]
+    logits, p = inputs(case)
+    got = tensors.get("output")
+    missing = check_is_tensor(f"{name}: type", data.get("output"), got, hidden=hidden)
+    if missing:
+        return [missing]
+    b, V = logits.shape
+    shape = check_shape(
+        f"{name}: shape",
+        tuple(got.shape),
+        (b, V),
+        ("batch", "vocab"),
+        {},
+        hidden=hidden,
+    )
+    if not shape.passed:
+        return [shape]
+    dtype = check_dtype(
+        f"{name}: dtype",
+        got,
+        logits.dtype,
+        hint="keep the logits' float32",
+        hidden=hidden,
+    )
+    if not dtype.passed:
+        return [shape, dtype]
+    expected_keep = keep_mask(logits, p)
+    removed = (got == float("-inf")) | (got <= torch.finfo(torch.float32).min / 2)
+    kept = ~removed
+    results = [shape, dtype]
+    diagnosis = None
+    if not torch.equal(kept, expected_keep):
+        diagnosis = _diagnose(name, got, logits, p, expected_keep, removed, hidden)
+        extra = int((kept & ~expected_keep).sum())
+        lost = int((expected_keep & ~kept).sum())
+        row = int((kept != expected_keep).any(-1).nonzero()[0])
+        results.append(
+            _fail(
+                f"{name}: kept tokens",
+                f"p={p:g}: you kept {int(kept.sum())} tokens in all, the nucleus has "
+                f"{int(expected_keep.sum())} ({extra} kept that should go, {lost} "
+                f"removed that should stay; first differing row {row}, whose "
+                f"nucleus has {int(expected_keep[row].sum())} of {V} tokens)",
+                hidden=hidden,
+                expected=f"{int(expected_keep.sum())} kept",
+                got=f"{int(kept.sum())} kept",
+            )
+        )
+    else:
+        results.append(
+            CheckResult(
+                f"{name}: kept tokens",
+                True,
+                f"p={p:g}: the same {int(kept.sum())} tokens kept in {b} rows",
+                hidden=hidden,
+            )
+        )
+        same = torch.allclose(got[kept], logits[kept], rtol=0, atol=VALUE_TOL)
+        if same:
+            results.append(
+                CheckResult(
+                    f"{name}: kept values",
+                    True,
+                    "the kept logits are unchanged",
+                    hidden=hidden,
+                )
+            )
+        else:
+            diagnosis = _diagnose(name, got, logits, p, expected_keep, removed, hidden)
+            results.append(
+                _fail(
+                    f"{name}: kept values",
+                    "the kept tokens are right but their values changed: return the "
+                    "original logits at kept positions (no softmax, no temperature)",
+                    hidden=hidden,
+                )
+            )
+    if diagnosis is not None:
+        results.append(diagnosis)
+    return results
