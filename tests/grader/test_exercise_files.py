@@ -1,14 +1,15 @@
 """Every content/exercises/*.yaml is complete, and grading proves it right.
 
-The reference solution must pass through the real SubprocessRunner and each
-wrong solution must not, naming the diagnosis it declares. Each graded
-solution is a cold child process, so those tests are marked slow; they share
-no paths and run in parallel under pytest-xdist.
+The reference solution must pass through the production runner (the warm
+sandbox pool learners are graded by) and each wrong solution must not,
+naming the diagnosis it declares. Without bubblewrap they fall back to a
+plain child process. Marked slow; each xdist worker has its own pool.
 """
 
 from __future__ import annotations
 
 import ast
+import shutil
 from pathlib import Path
 
 import pytest
@@ -49,12 +50,23 @@ def wrong_solution_params():
     return params
 
 
-def run(exercise: dict, code: str):
+@pytest.fixture(scope="module")
+def runner():
+    if shutil.which("bwrap") is None:
+        yield SubprocessRunner()
+        return
+    from grader.sandbox import WarmPool
+
+    with WarmPool(1) as pool:
+        yield pool
+
+
+def run(runner, exercise: dict, code: str):
     return grade(
         harness=exercise["harness"],
         code=code,
         entry_point=exercise["entry_point"],
-        runner=SubprocessRunner(),
+        runner=runner,
         seed=SEED,
         timeout=TIMEOUT,
     )
@@ -101,9 +113,9 @@ def test_exercise_file_is_valid_and_complete(path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
-def test_reference_solution_passes(path):
+def test_reference_solution_passes(runner, path):
     exercise = load(path)
-    verdict = run(exercise, exercise["solution"])
+    verdict = run(runner, exercise, exercise["solution"])
     failed = [c.message for c in verdict.checks if not c.passed]
     assert verdict.status == "passed", failed
     assert verdict.score == 1.0
@@ -111,10 +123,10 @@ def test_reference_solution_passes(path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("path", "index"), wrong_solution_params())
-def test_wrong_solution_fails_with_its_diagnosis(path, index):
+def test_wrong_solution_fails_with_its_diagnosis(runner, path, index):
     exercise = load(path)
     wrong = exercise["wrong_solutions"][index]
-    verdict = run(exercise, wrong["code"])
+    verdict = run(runner, exercise, wrong["code"])
     assert verdict.status != "passed"
     if wrong["diagnosis"] is not None:
         named = {c.diagnosis for c in verdict.checks if not c.passed}
