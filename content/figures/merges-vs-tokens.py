@@ -50,8 +50,7 @@ def draw(fig):
     ticks = [0, 500, 2000, 10000, 50000]
     ax.set_xticks(ticks, [f"{m:,}" for m in ticks])
     ax.set_xlabel(
-        "merges kept from GPT-2's list (vocabulary = 256 + merges; "
-        "log scale above 250)"
+        "merges kept from GPT-2's list (vocabulary = 256 + merges; log scale above 250)"
     )
     ax.set_ylabel("tokens for the sentence")
     ax.set_title("Same meaning, different lengths: it depends on what the merges cover")
