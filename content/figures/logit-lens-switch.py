@@ -58,10 +58,13 @@ def draw(fig):
     ax.plot(x, own, "o-", color="#0072b2", lw=2, label="own token ranked first")
     ax.plot(x, nxt, "s--", color="#d55e00", lw=2, label="next token ranked first")
     for i in x:
+        # The higher curve is labelled above its point, the lower one below,
+        # so no label sits on a line segment.
+        own_above = own[i] >= nxt[i]
         ax.annotate(
             f"{own[i]:.1f}%",
             (i, own[i]),
-            xytext=(0, 8),
+            xytext=(0, 8) if own_above else (0, -15),
             textcoords="offset points",
             ha="center",
             color="#0072b2",
@@ -70,7 +73,7 @@ def draw(fig):
         ax.annotate(
             f"{nxt[i]:.1f}%",
             (i, nxt[i]),
-            xytext=(0, -15),
+            xytext=(0, -15) if own_above else (0, 8),
             textcoords="offset points",
             ha="center",
             color="#d55e00",

@@ -66,12 +66,14 @@ def draw(fig):
             edgecolors=colours[family],
             linewidths=1.8,
         )
-        offset = (6, -11) if name == "Llama 3.1 8B" else (6, 3)
+        # Llama 3.1 8B sits between Qwen3 8B and Qwen3 14B: label it on the left.
+        left = name == "Llama 3.1 8B"
         ax.annotate(
             name,
             (total / 1e9, 100 * share),
-            xytext=offset,
+            xytext=(-7, -3) if left else (6, 3),
             textcoords="offset points",
+            ha="right" if left else "left",
             fontsize=7.5,
         )
     ax.set_xscale("log")
