@@ -69,7 +69,7 @@ def draw(fig):
     right.axhline(1.0, color="#3b6ea8", ls="--", lw=1, label="max_norm = 1.0")
     right.set_xlabel("step")
     right.set_ylabel("global gradient norm (log scale)")
-    right.legend(fontsize=8, frameon=False)
+    right.legend(fontsize=8, frameon=False, loc="upper right")
     right.set_title(f"the spike: norm {plain_norm[SPIKE_AT]:,.0f}", fontsize=9)
     for ax in (left, right):
         ax.spines[["top", "right"]].set_visible(False)
