@@ -1,4 +1,12 @@
 # One image for web and worker. torch is the CPU build pinned in requirements.txt.
+# The editor bundle, chart.js and htmx come from npm in a build stage.
+FROM node:20-slim AS assets
+WORKDIR /app
+COPY package.json package-lock.json ./
+COPY scripts/build_assets.sh scripts/
+COPY static/js/editor.js static/js/
+RUN bash scripts/build_assets.sh
+
 FROM python:3.11-slim-bookworm
 RUN apt-get update \
     && apt-get install -y --no-install-recommends bubblewrap \
@@ -7,6 +15,7 @@ WORKDIR /app
 COPY requirements.txt .
 RUN pip install --no-cache-dir -r requirements.txt
 COPY . .
+COPY --from=assets /app/static/vendor static/vendor
 RUN python -m grader.reference.tokenizer \
     && DEBUG=1 python manage.py collectstatic --no-input
 EXPOSE 8000

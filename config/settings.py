@@ -182,6 +182,9 @@ GRADING_LEASE_SECONDS = envint(
 SWEEP_QUEUED_AFTER_SECONDS = envint("SWEEP_QUEUED_AFTER_SECONDS", 120, minimum=1)
 SUBMISSION_MAX_BYTES = envint("SUBMISSION_MAX_BYTES", 64 * 1024, minimum=1)
 SUBMISSION_OUTPUT_MAX_CHARS = 64_000
+# The exercise page shows the reference solution after a pass or after this
+# many graded (passed or failed) attempts, so a stuck learner is not left alone.
+SOLUTION_AFTER_ATTEMPTS = envint("SOLUTION_AFTER_ATTEMPTS", 5, minimum=1)
 API_MAX_BODY_BYTES = 1024 * 1024
 GPT2_WEIGHTS_PATH = envstr("GPT2_WEIGHTS_PATH") or None
 TIKTOKEN_CACHE_DIR = envstr("TIKTOKEN_CACHE_DIR") or None

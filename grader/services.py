@@ -24,6 +24,7 @@ from django.db import (
 from django.db.models import F, Q
 from django.utils import timezone
 
+from grader import review_link
 from grader.checks.result import CheckResult
 from grader.grading import Verdict, grade
 from grader.models import Exercise, Submission
@@ -70,6 +71,7 @@ def exercise_upsert(*, record, source_path: str) -> str:
         "starter": record.starter,
         "solution": record.solution,
         "wrong_solutions": record.wrong_solutions,
+        "options": record.options,
         "source_path": source_path,
     }
     return upsert(Exercise, {"slug": record.slug}, values)
@@ -90,6 +92,7 @@ def exercise_grade(
         runner=runner_get(runner_kind),
         seed=seed,
         timeout=settings.GRADER_TIMEOUT_SECONDS,
+        options=exercise.options,
     )
 
 
@@ -234,7 +237,14 @@ def submission_grade(*, submission_id: str) -> str | None:
             finished_at=timezone.now(),
         )
 
-    with_db_retry(save)
+    saved = with_db_retry(save)
+    if saved and verdict.status == Status.FAILED:
+        # After the verdict is committed; it logs and swallows its own errors.
+        transaction.on_commit(
+            lambda: review_link.submission_review_schedule_safely(
+                submission_id=submission.pk
+            )
+        )
     return verdict.status
 
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
+from django.contrib.staticfiles import finders
 from django.core.exceptions import ValidationError
 from django.http import Http404
 from django.shortcuts import redirect, render
 
-from grader import selectors, services
+from grader import exercise_page, selectors, services
 from grader.models import Exercise, Submission
+
+EDITOR_JS = "vendor/editor.js"
 
 
 def _exercise_or_404(slug: str) -> Exercise:
@@ -35,18 +38,32 @@ def exercise_detail(request, slug: str):
             messages.error(request, str(exc))
         else:
             return redirect("submission", submission_id=submission.pk)
-    attempts = (
-        selectors.submissions_visible_to(request.user).filter(
-            exercise=exercise, user=request.user
-        )[:10]
-        if request.user.is_authenticated
+    return render(
+        request, "grader/exercise.html", _exercise_context(request, exercise, code)
+    )
+
+
+def _exercise_context(request, exercise: Exercise, code: str) -> dict:
+    attempts = exercise_page.attempt_history(user=request.user, exercise=exercise)
+    latest = next((a for a in attempts if a.is_terminal), None)
+    checks = (
+        exercise_page.checks_for_display(
+            checks=latest.checks, fallback_lesson=exercise.lesson
+        )
+        if latest
         else []
     )
-    return render(
-        request,
-        "grader/exercise.html",
-        {"exercise": exercise, "code": code, "attempts": attempts},
-    )
+    return {
+        "exercise": exercise,
+        "code": code,
+        "attempts": attempts,
+        "latest": latest,
+        "latest_checks": checks,
+        "latest_mistakes": exercise_page.mistakes_from(checks),
+        "solution": exercise_page.solution_access(user=request.user, exercise=exercise),
+        # Without a built bundle the page keeps the plain textarea.
+        "editor_js": finders.find(EDITOR_JS) is not None,
+    }
 
 
 @login_required
@@ -57,11 +74,21 @@ def submission_detail(request, submission_id):
         )
     except (Submission.DoesNotExist, ValidationError):
         raise Http404("No such submission.") from None
+    exercise = submission.exercise
+    checks = exercise_page.checks_for_display(
+        checks=submission.checks, fallback_lesson=exercise.lesson
+    )
     return render(
         request,
         "grader/submission.html",
         {
             "submission": submission,
+            "exercise": exercise,
             "queue_position": selectors.submission_queue_position(submission),
+            "checks": checks,
+            "mistakes": exercise_page.mistakes_from(checks),
+            "solution": exercise_page.solution_access(
+                user=request.user, exercise=exercise
+            ),
         },
     )

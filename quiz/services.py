@@ -9,6 +9,7 @@ from pathlib import Path
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
+from grader.diagnoses import DiagnosesInvalid, diagnosis_load
 from grader.services import exercise_upsert
 from quiz.content_files import (
     ContentError,
@@ -24,6 +25,7 @@ from quiz.upsert import apply_values, upsert
 # Orders are shifted out of the way first so reordering never trips the
 # unique (section, order) constraint halfway through a load.
 _ORDER_SHIFT = 10_000
+DIAGNOSES_FILE = "diagnoses.yaml"
 
 
 @dataclass
@@ -105,7 +107,8 @@ def content_load(
     tree = read_content_tree(root)
     figures = _render_figures(tree, root)  # slow part, outside the transaction
     report = LoadReport()
-    total = len(tree.files) + len(figures)
+    diagnoses = root / DIAGNOSES_FILE
+    total = len(tree.files) + len(figures) + diagnoses.is_file()
     step = 0
 
     def note(kind: str, label: str, outcome: str) -> None:
@@ -119,6 +122,16 @@ def content_load(
         with transaction.atomic():
             _load_tree(tree, root, note)
             _load_figures(figures, note)
+            if diagnoses.is_file():
+                outcome = _load_diagnoses(diagnoses)
+                note("diagnoses", DIAGNOSES_FILE, outcome)
+    except DiagnosesInvalid as exc:
+        raise ContentError(
+            [
+                ContentProblem(root / DIAGNOSES_FILE, 0, line)
+                for line in str(exc).splitlines()
+            ]
+        ) from exc
     except IntegrityError as exc:
         raise ContentError(
             [
@@ -156,6 +169,26 @@ def _load_figures(figures: dict[str, tuple[str, str, str]], note) -> None:
             {"svg": svg, "caption": caption[:300], "source_hash": digest},
         )
         note("figure", name, outcome)
+
+
+def _diagnosis_rows() -> set[tuple]:
+    from grader.models import Diagnosis
+
+    rows = Diagnosis.objects.prefetch_related("lessons")
+    return {
+        (d.slug, d.summary, tuple(sorted(le.slug for le in d.lessons.all())))
+        for d in rows
+    }
+
+
+def _load_diagnoses(path: Path) -> str:
+    """Load the misconception -> lessons map; report whether it changed."""
+    before = _diagnosis_rows()
+    diagnosis_load(path=path)
+    after = _diagnosis_rows()
+    if not before:
+        return "created"
+    return "unchanged" if after == before else "updated"
 
 
 def _move_out_of_the_way(tree: ContentTree) -> None:

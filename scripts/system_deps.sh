@@ -2,15 +2,15 @@
 # Debian packages, installed when missing.
 #   system_deps.sh run   bubblewrap for the sandbox; without root, warn and go on
 #                        (grading then runs in degraded mode, see README)
-#   system_deps.sh test  also docker-compose (compose-file check) and chromium
-#                        (browser tests); required
+#   system_deps.sh test  also docker-compose (compose-file check), chromium
+#                        (browser tests) and wrk (page benchmark); required
 set -euo pipefail
 
 mode=${1:-test}
 if [ "$mode" = run ]; then
   packages=(bubblewrap)
 else
-  packages=(bubblewrap docker-compose chromium)
+  packages=(bubblewrap docker-compose chromium wrk)
 fi
 missing=()
 for pkg in "${packages[@]}"; do

@@ -1,6 +1,8 @@
 // Live grading status: poll the submission's API URL until it is terminal,
-// updating the page in place (no reload). Without JS, a <noscript> refresh
-// does the same job more slowly.
+// updating the page in place (no reload). Once graded, the server-rendered
+// results (expected vs got, the diagnosis and the lessons to review) are
+// fetched as HTML and swapped in, so they read exactly as after a reload.
+// Without JS, a <noscript> refresh does the same job more slowly.
 (function () {
   "use strict";
   const root = document.getElementById("submission");
@@ -8,7 +10,7 @@
   const TERMINAL = new Set(["passed", "failed", "error"]);
   const el = (id) => document.getElementById(id);
 
-  function render(data) {
+  function renderStatus(data) {
     const status = el("status");
     status.textContent = data.status;
     status.className = "status-" + data.status;
@@ -16,6 +18,10 @@
       data.queue_position ? "· position " + data.queue_position + " in the queue" : "";
     el("score").textContent =
       data.score === null ? "" : "· score " + Number(data.score).toFixed(2);
+  }
+
+  // Fallback when the HTML fetch fails: the same facts from the JSON.
+  function renderChecks(data) {
     const list = el("checks");
     list.replaceChildren();
     for (const check of data.checks) {
@@ -28,6 +34,12 @@
         const pre = document.createElement("pre");
         pre.textContent = check.message;
         item.append(pre);
+        if (check.diagnosis) {
+          const tag = document.createElement("span");
+          tag.className = "diagnosis-tag";
+          tag.textContent = check.diagnosis;
+          item.append(tag);
+        }
       }
       list.append(item);
     }
@@ -42,6 +54,24 @@
     }
   }
 
+  async function swapResults(data) {
+    try {
+      const response = await fetch(window.location.href, {
+        headers: { Accept: "text/html" },
+        credentials: "same-origin",
+      });
+      if (!response.ok) throw new Error(String(response.status));
+      const page = new DOMParser().parseFromString(await response.text(), "text/html");
+      for (const id of ["results", "output"]) {
+        const fresh = page.getElementById(id);
+        if (fresh) el(id).replaceWith(document.adoptNode(fresh));
+      }
+    } catch (error) {
+      renderChecks(data);
+    }
+    root.dataset.terminal = "true";
+  }
+
   let delay = 300;
   async function poll() {
     try {
@@ -51,8 +81,12 @@
       });
       if (response.ok) {
         const data = await response.json();
-        render(data);
-        if (TERMINAL.has(data.status)) return;
+        if (TERMINAL.has(data.status)) {
+          await swapResults(data);
+          renderStatus(data); // last: tests and screen readers see a complete page
+          return;
+        }
+        renderStatus(data);
       }
     } catch (error) {
       // A network blip: keep polling, a little more slowly.

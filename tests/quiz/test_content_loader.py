@@ -253,3 +253,41 @@ def test_a_title_longer_than_its_column_is_refused_before_any_write(content_tree
     content_tree.lesson("basics", 3, "long", title="x" * 201)
     [problem] = problems_of(content_tree)
     assert "'title' is 201 characters; the limit is 200" in problem
+
+
+def test_the_diagnoses_file_loads_with_the_lessons(content_tree):
+    from grader.models import Diagnosis
+
+    content_tree.raw(
+        "diagnoses.yaml",
+        """\
+        diagnoses:
+          - slug: missing-scale
+            summary: Forgot to divide by sqrt(d_k).
+            lessons: [first-lesson]
+        """,
+    )
+    report = content_load(root=content_tree.root)
+    row = Diagnosis.objects.get(slug="missing-scale")
+    assert [lesson.slug for lesson in row.lessons.all()] == ["first-lesson"]
+    assert "diagnoses diagnoses.yaml" in report.created
+    again = content_load(root=content_tree.root)
+    assert "diagnoses diagnoses.yaml" in again.unchanged
+
+
+def test_a_diagnosis_naming_an_unknown_lesson_refuses_the_whole_load(content_tree):
+    from grader.models import Diagnosis
+
+    content_tree.raw(
+        "diagnoses.yaml",
+        """\
+        diagnoses:
+          - slug: missing-scale
+            summary: Forgot to divide by sqrt(d_k).
+            lessons: [no-such-lesson]
+        """,
+    )
+    with pytest.raises(ContentError) as info:
+        content_load(root=content_tree.root)
+    assert "unknown lesson 'no-such-lesson'" in str(info.value)
+    assert not Lesson.objects.exists() and not Diagnosis.objects.exists()
