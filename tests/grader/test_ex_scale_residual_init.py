@@ -2,69 +2,24 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
-import pytest
-import torch
-import yaml
-from safetensors.torch import load as st_load
-from safetensors.torch import save as st_save
+from functools import partial
 
 from grader.exercises.base import load_harness
+from tests.grader.inprocess import (
+    grade_in_process,
+    load_spec,
+    one_thread,  # noqa: F401 (autouse: one torch thread for this module)
+    standard_tests,
+)
 
 SLUG = "scale-residual-init"
-SPEC = yaml.safe_load(
-    (
-        Path(__file__).resolve().parents[2] / "content" / "exercises" / f"{SLUG}.yaml"
-    ).read_text(encoding="utf-8")
-)
+SPEC = load_spec(SLUG)
 SEEDS = (11, 2026, 7)
 
-
-def grade(code: str, seed: int) -> list:
-    module = load_harness(SLUG)
-    namespace = {"__name__": "__submission__"}
-    exec(compile(code, "<submission>", "exec"), namespace)  # noqa: S102
-    fn = namespace[SPEC["entry_point"]]
-    results = []
-    for case in module.make_cases(seed):
-        case = json.loads(json.dumps(case))
-        data, tensors = module.run_case(fn, case)
-        data = json.loads(json.dumps(data))
-        plain = {k: t.contiguous().clone() for k, t in tensors.items()}
-        tensors = st_load(st_save(plain)) if plain else {}
-        results += module.check_case(case, data, tensors)
-    return results
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-@pytest.mark.parametrize("seed", SEEDS)
-def test_the_solution_passes(seed):
-    results = grade(SPEC["solution"], seed)
-    assert results and all(r.passed for r in results), [
-        r.message for r in results if not r.passed
-    ]
-    assert any(r.hidden for r in results) and any(not r.hidden for r in results)
-
-
-@pytest.mark.parametrize("seed", SEEDS)
-@pytest.mark.parametrize(
-    "wrong", SPEC["wrong_solutions"], ids=lambda w: w["name"].replace(" ", "-")
+grade = partial(grade_in_process, SLUG)
+test_the_solution_passes, test_each_wrong_solution_is_named = standard_tests(
+    SLUG, SEEDS
 )
-def test_each_wrong_solution_is_named(wrong, seed):
-    failed = [r for r in grade(wrong["code"], seed) if not r.passed]
-    assert failed
-    assert wrong["diagnosis"] in {r.diagnosis for r in failed}, [
-        r.message for r in failed
-    ]
 
 
 def test_rescaling_in_place_is_accepted():
