@@ -64,6 +64,15 @@ def diagnoses_in_grader_code() -> set[str]:
                 and len(node.value.elts) == 2
             ):
                 values.append(node.value.elts[0])  # `return "slug", hint`
+            elif (
+                isinstance(node, ast.Tuple)
+                and len(node.elts) == 3
+                and (
+                    isinstance(node.elts[2], ast.JoinedStr)
+                    or " " in str(getattr(node.elts[2], "value", ""))  # a hint
+                )
+            ):
+                values.append(node.elts[1])  # a `(value, "slug", "hint")` table row
             for value in values:
                 if isinstance(value, ast.Constant) and isinstance(value.value, str):
                     if KEBAB.match(value.value):
