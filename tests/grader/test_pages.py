@@ -20,6 +20,8 @@ def test_the_exercise_page_shows_prompt_signature_and_starter(client, exercise):
     assert "<strong>parameters</strong> of one block" in html
     assert "block_param_count(n_embd) -&gt; int" in html
     assert "Log in</a> to submit code" in html
+    assert '<pre class="starter"' in html  # read-only before signing in
+    assert "def block_param_count(n_embd):" in html
     assert "12 * n_embd" not in html  # the solution stays hidden
 
 
