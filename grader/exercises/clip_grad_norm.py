@@ -193,6 +193,16 @@ def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
     results: list[CheckResult] = []
     for i, want in expected.items():
         got = tensors.get(f"grad{i}")
+        if got is None:
+            results.append(
+                _fail(
+                    f"{name}: grad of parameter {i}",
+                    f"parameter {i}'s .grad is None after your call: scale each "
+                    "gradient in place (g.mul_(factor)), do not clear or replace it",
+                    hidden,
+                )
+            )
+            continue
         results += compare_tensor(
             f"{name}: grad of parameter {i}",
             {"type": "torch.Tensor"},

@@ -189,6 +189,7 @@ def _diagnose(name, got, logits, p, expected_keep, removed, hidden):
     counts = kept.sum(-1)
     if (
         len(counts) > 1
+        and 0 < int(counts[0]) < kept.shape[-1]  # all kept is no filter, not top-k
         and bool((counts == counts[0]).all())
         and bool((kept == _top_k(logits, int(counts[0]))).all())
         and not torch.equal(kept, expected_keep)

@@ -44,3 +44,15 @@ def test_torch_clip_grad_norm_passes():
 
     results = grade_fn(with_torch, seed=8)
     assert all(r.passed for r in results), [r.message for r in results if not r.passed]
+
+
+def test_clearing_the_gradients_is_named_plainly():
+    def clears(parameters, max_norm):
+        for p in parameters:
+            p.grad = None
+        return 1.0
+
+    failed = [r for r in grade_fn(clears, 3) if not r.passed]
+    assert any(".grad is None" in r.message for r in failed), [
+        r.message for r in failed
+    ]

@@ -44,3 +44,13 @@ def test_a_forged_all_minus_inf_answer_fails():
         return torch.full_like(logits, float("-inf"))
 
     assert not all(r.passed for r in grade_fn(nothing, seed=3))
+
+
+def test_an_unfiltered_result_is_not_mistaken_for_top_k():
+    def forgot_the_result(logits, p):
+        logits.masked_fill(logits < 0, float("-inf"))  # result dropped
+        return logits
+
+    failed = [r for r in grade_fn(forgot_the_result, 3) if not r.passed]
+    assert failed
+    assert "top-k-not-top-p" not in {r.diagnosis for r in failed}
