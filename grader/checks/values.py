@@ -47,6 +47,21 @@ def _type_hint(type_name: str, shown: str) -> str:
     return f"expected a plain int, not a {type_name}"
 
 
+def slip_diagnosis(slips: list[tuple[int, str, str]]):
+    """A `diagnose` for exact_int from (wrong value, diagnosis, hint) rows.
+
+    A value names a mistake only when exactly one row predicts it: when two
+    slips give the same number the learner is told the answer is wrong, not
+    a guess at which mistake they made.
+    """
+
+    def diagnose(got: int):
+        matches = [(name, hint) for value, name, hint in slips if value == got]
+        return matches[0] if len(matches) == 1 else None
+
+    return diagnose
+
+
 def exact_int(
     name: str,
     captured,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 
 from grader.checks.result import CheckResult
-from grader.checks.values import exact_int
+from grader.checks.values import exact_int, slip_diagnosis
 from grader.harness.capture import capture_int
 from grader.reference import get_config
 
@@ -72,12 +72,7 @@ def _diagnose(d: int, h: int):
             "attention layer",
         ),
     ]
-
-    def diagnose(got: int):
-        matches = [(name, hint) for value, name, hint in slips if value == got]
-        return matches[0] if len(matches) == 1 else None
-
-    return diagnose
+    return slip_diagnosis(slips)
 
 
 def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:

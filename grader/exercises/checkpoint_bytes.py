@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from grader.checks.result import CheckResult
-from grader.checks.values import exact_int
+from grader.checks.values import exact_int, slip_diagnosis
 from grader.exercises.count_params import random_model
 from grader.harness.capture import capture_int
 from grader.reference import GPT, empty_model, get_config
@@ -136,12 +136,7 @@ def _diagnose(sizes: dict[str, int]):
             "that is the number of elements; multiply each by element_size()",
         ),
     ]
-
-    def diagnose(got: int):
-        matches = [(name, hint) for value, name, hint in slips if value == got]
-        return matches[0] if len(matches) == 1 else None
-
-    return diagnose
+    return slip_diagnosis(slips)
 
 
 def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 
 from grader.checks.result import CheckResult
-from grader.checks.values import exact_int
+from grader.checks.values import exact_int, slip_diagnosis
 from grader.harness.capture import capture_int
 from grader.reference import get_config
 
@@ -113,12 +113,7 @@ def _diagnose(args: dict):
             "that is in bits; the answer is in bytes",
         ),
     ]
-
-    def diagnose(got: int):
-        matches = [(d, hint) for value, d, hint in slips if value == got]
-        return matches[0] if len(matches) == 1 else None
-
-    return diagnose
+    return slip_diagnosis(slips)
 
 
 def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:

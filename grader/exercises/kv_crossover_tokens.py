@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 
 from grader.checks.result import CheckResult
-from grader.checks.values import exact_int
+from grader.checks.values import exact_int, slip_diagnosis
 from grader.harness.capture import capture_int
 
 SLUG = "kv-crossover-tokens"
@@ -97,12 +97,7 @@ def _diagnose(a: dict):
             "compare bytes with bytes: weights and cache may use different dtypes",
         ),
     ]
-
-    def diagnose(got: int):
-        matches = [(name, hint) for value, name, hint in slips if value == got]
-        return matches[0] if len(matches) == 1 else None
-
-    return diagnose
+    return slip_diagnosis(slips)
 
 
 def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 
 from grader.checks.result import CheckResult
-from grader.checks.values import exact_int
+from grader.checks.values import exact_int, slip_diagnosis
 from grader.harness.capture import capture_int
 
 SLUG = "llama-param-count"
@@ -131,12 +131,7 @@ def _diagnose(config: dict):
             "RMSNorm has a weight but no bias (unlike LayerNorm)",
         ),
     ]
-
-    def diagnose(got: int):
-        matches = [(name, hint) for value, name, hint in slips if value == got]
-        return matches[0] if len(matches) == 1 else None
-
-    return diagnose
+    return slip_diagnosis(slips)
 
 
 def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
