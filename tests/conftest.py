@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import textwrap
 import uuid
 from pathlib import Path
@@ -159,3 +161,33 @@ def content_tree(tmp_path) -> ContentTreeBuilder:
     tree.lesson("basics", 2, "second-lesson")
     tree.lesson("advanced", 1, "third-lesson")
     return tree
+
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+
+
+@pytest.fixture
+def browser():
+    """Debian's Chromium driven by Playwright (never a downloaded browser)."""
+    if not Path(CHROMIUM).exists():
+        pytest.fail("Debian's chromium is not installed (make test installs it)")
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API runs an event loop in this thread; the Django ORM
+    # calls the test makes are still synchronous and safe here.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(
+                executable_path=CHROMIUM,
+                args=[
+                    "--headless",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-background-networking",
+                ],
+            )
+            yield browser
+            browser.close()
+    finally:
+        os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)

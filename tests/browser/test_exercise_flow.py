@@ -10,9 +10,7 @@ artifacts/screenshots/.
 from __future__ import annotations
 
 import os
-import shutil
 import time
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Error as PlaywrightError
@@ -29,7 +27,6 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),
 ]
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = PROJECT_ROOT / "artifacts" / "screenshots"
 EDITOR_BUNDLE = PROJECT_ROOT / "static" / "vendor" / "editor.js"
 WRONG = (
@@ -49,29 +46,10 @@ TERMINAL = (
 
 
 @pytest.fixture
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.fail("Debian's chromium is not installed (make test installs it)")
+def browser(browser):
     if not EDITOR_BUNDLE.exists():
         pytest.fail("static/vendor/editor.js is missing: run `make assets`")
-    from playwright.sync_api import sync_playwright
-
-    # Playwright's sync API runs an event loop in this thread; the ORM calls
-    # this test makes are still synchronous and safe here.
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-            ],
-        )
-        yield browser
-        browser.close()
-    os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    return browser
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ instructor's progress matrix shows the pass after a reload."""
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -21,36 +20,11 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),
 ]
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = PROJECT_ROOT / "artifacts" / "screenshots"
 RIGHT = (
     "def tie_weights(model):\n    model.lm_head.weight = model.transformer.wte.weight\n"
 )
 PASSWORD = "pw-Secret-123"
-
-
-@pytest.fixture
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.fail("Debian's chromium is not installed (make test installs it)")
-    from playwright.sync_api import sync_playwright
-
-    # Playwright's sync API runs an event loop in this thread; the Django ORM
-    # calls the test makes are still synchronous and safe here.
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-            ],
-        )
-        yield browser
-        browser.close()
-    os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
 
 
 def load_tie_weights_course(tmp_path: Path) -> None:

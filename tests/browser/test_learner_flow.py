@@ -3,10 +3,6 @@ right, reveal and rate a follow-up, and see /progress/ and /review/ follow."""
 
 from __future__ import annotations
 
-import os
-import shutil
-from pathlib import Path
-
 import pytest
 
 from quiz.models import Lesson
@@ -19,34 +15,14 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),
 ]
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = PROJECT_ROOT / "artifacts" / "screenshots"
 PHONE_WIDTH = 375
 
 
 @pytest.fixture
-def page():
-    if not Path(CHROMIUM).exists():
-        pytest.fail("Debian's chromium is not installed (make test installs it)")
-    from playwright.sync_api import sync_playwright
-
-    # Playwright's sync API runs an event loop in this thread; the ORM calls
-    # the test makes are still synchronous and safe here.
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-            ],
-        )
-        context = browser.new_context(viewport={"width": 1100, "height": 900})
-        yield context.new_page()
-        browser.close()
-    os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+def page(browser):
+    context = browser.new_context(viewport={"width": 1100, "height": 900})
+    return context.new_page()
 
 
 @pytest.fixture

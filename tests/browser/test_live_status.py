@@ -4,8 +4,6 @@ each verdict appear on the page without a reload, graded by a real worker."""
 from __future__ import annotations
 
 import os
-import shutil
-from pathlib import Path
 
 import pytest
 
@@ -19,7 +17,6 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),
 ]
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = PROJECT_ROOT / "artifacts" / "screenshots"
 WRONG = (
     "import torch\n\n"
@@ -33,28 +30,8 @@ RIGHT = (
 
 
 @pytest.fixture
-def browser_page():
-    if not Path(CHROMIUM).exists():
-        pytest.fail("Debian's chromium is not installed (make test installs it)")
-    from playwright.sync_api import sync_playwright
-
-    # Playwright's sync API runs an event loop in this thread; the Django ORM
-    # calls the test makes are still synchronous and safe here.
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-            ],
-        )
-        page = browser.new_page()
-        yield page
-        browser.close()
-    os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+def browser_page(browser):
+    return browser.new_page()
 
 
 @pytest.fixture

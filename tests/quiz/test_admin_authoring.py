@@ -343,27 +343,8 @@ def test_the_verify_action_unpublishes_a_broken_exercise(client, admin_user, obj
 
 
 @pytest.fixture
-def chromium_page():
-    import os
-    import shutil
-    from pathlib import Path
-
-    chromium = shutil.which("chromium") or "/usr/bin/chromium"
-    if not Path(chromium).exists():
-        pytest.fail("Debian's chromium is not installed (make test installs it)")
-    from playwright.sync_api import sync_playwright
-
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(
-                executable_path=chromium,
-                args=["--headless", "--no-sandbox", "--disable-gpu"],
-            )
-            yield browser.new_page()
-            browser.close()
-    finally:
-        os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+def chromium_page(browser):
+    return browser.new_page()
 
 
 @pytest.mark.browser
