@@ -15,6 +15,7 @@ cheap. Run `python -m quiz.figures NAME [-o out.png|out.svg]` to preview one.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import io
 import os
@@ -56,6 +57,27 @@ def _cache_dir() -> Path:
     return Path(os.environ.get("FIGURE_CACHE_DIR", default))
 
 
+@contextlib.contextmanager
+def _torch_state_kept():
+    """Put back torch's thread count and global generator after a script.
+
+    Figures render inside load_content, the admin and the test suite: a
+    script that trains with one thread or reseeds must not change what runs
+    after it in the same process.
+    """
+    import torch
+
+    threads, rng = torch.get_num_threads(), torch.random.get_rng_state()
+    dtype, grad = torch.get_default_dtype(), torch.is_grad_enabled()
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+        torch.random.set_rng_state(rng)
+        torch.set_default_dtype(dtype)
+        torch.set_grad_enabled(grad)
+
+
 def _draw(path: Path, fmt: str) -> tuple[bytes, str]:
     import matplotlib
 
@@ -69,8 +91,11 @@ def _draw(path: Path, fmt: str) -> tuple[bytes, str]:
         raise FigureError(f"{path}: defines no draw(fig) function")
     if not isinstance(caption, str):
         raise FigureError(f"{path}: CAPTION must be a string")
-    with matplotlib.rc_context(
-        {"svg.hashsalt": "course", "svg.fonttype": "none", "font.size": 10}
+    with (
+        matplotlib.rc_context(
+            {"svg.hashsalt": "course", "svg.fonttype": "none", "font.size": 10}
+        ),
+        _torch_state_kept(),
     ):
         fig = Figure(figsize=_SIZE_INCHES, layout="constrained")
         draw(fig)

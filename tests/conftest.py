@@ -37,6 +37,28 @@ def _private_cache_namespace(request):
         yield
 
 
+@pytest.fixture(autouse=True)
+def _torch_state_unchanged(request):
+    """Fail the test (or lesson doctest) that leaves process-wide torch state
+    changed: threads, default dtype and device, deterministic flags, grad
+    mode, print options, the global generator's seed (and, for tests marked
+    strict_torch_state such as the lesson doctests, any draw from it).
+    Restored afterwards, so one leak is reported once instead of skewing every
+    later test."""
+    import torch
+
+    from tests.torch_state import describe_leak, restore_torch_state, torch_state
+
+    strict = request.node.get_closest_marker("strict_torch_state") is not None
+    before = torch_state(strict_rng=strict)
+    rng = torch.random.get_rng_state()
+    yield
+    leak = describe_leak(before, torch_state(strict_rng=strict))
+    if leak:
+        restore_torch_state(before, rng)
+        pytest.fail(f"the test changed process-wide torch state: {leak}")
+
+
 @pytest.fixture
 def make_user(db, django_user_model):
     from quiz.roles import assign_role
@@ -189,5 +211,25 @@ def browser():
             )
             yield browser
             browser.close()
+            _close_connections_of_this_context()
     finally:
         os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+
+
+def _close_connections_of_this_context() -> None:
+    """Close the database connections the test's ORM calls opened while
+    Playwright's loop was running.
+
+    Django keeps one connection per async context, and a running event loop
+    makes the test body such a context: its connection is not the test's own,
+    nothing closes it, and it kept the test database open at the end of the
+    session ("database ... is being accessed by other users").
+    """
+    from django.conf import settings
+
+    if settings.configured:
+        from django.db import connections
+
+        for connection in connections.all(initialized_only=True):
+            if not connection.in_atomic_block:  # never a test's open transaction
+                connection.close()

@@ -20,7 +20,6 @@ STEPS, SPIKE_AT = 80, 30
 
 
 def run(clip: float | None):
-    torch.set_num_threads(1)
     model = build_model("mini").train()
     g = torch.Generator().manual_seed(0)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.0)

@@ -39,7 +39,6 @@ def toy_lr(step, steps, peak, warmup):
 
 
 def train(warmup, steps=120, peak=4e-2):
-    torch.set_num_threads(1)
     model = build_model("mini").train()
     g = torch.Generator().manual_seed(0)
     opt = torch.optim.AdamW(model.parameters(), lr=peak, weight_decay=0.0)

@@ -59,9 +59,12 @@ def config(case: dict):
 
 
 def run_case(fn, case: dict):
-    torch.manual_seed(case["seed"])
-    model = GPT(config(case))  # PyTorch's default init, as after construction
-    _, error = call_learner(fn, model)
+    # Seeded for the model's default init and the learner's own draws alike,
+    # leaving the caller's generator as it was (in-process runs share it).
+    with torch.random.fork_rng():
+        torch.manual_seed(case["seed"])
+        model = GPT(config(case))  # PyTorch's default init, as after construction
+        _, error = call_learner(fn, model)
     if error:
         return {"error": error}, {}
     data = {

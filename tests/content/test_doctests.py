@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import doctest
 import os
 import re
@@ -12,8 +13,14 @@ import pytest
 from quiz.content_files import _split_front_matter, read_content_tree
 from tests.conftest import PROJECT_ROOT
 
+# A lesson leaves the process as it found it, down to the global generator.
+pytestmark = pytest.mark.strict_torch_state
+
 CONTENT = PROJECT_ROOT / "content"
 REAL_WEIGHTS_MARK = "<!-- doctest: requires-real-weights -->"
+# A block whose figures are exact in IEEE arithmetic on every CPU (a one-hot
+# product, exp(0) = 1, an overflow to inf), which FloatNoise would blur.
+EXACT_MARK = "<!-- doctest: exact -->"
 _FENCE = re.compile(
     r"(?P<mark><!-- doctest: [^>]*-->\s*\n)?```python\n(?P<code>.*?)```", re.S
 )
@@ -31,6 +38,15 @@ def doctest_blocks(body: str) -> list[tuple[int, str, bool]]:
     return blocks
 
 
+def exact_block_lines(body: str) -> set[int]:
+    """Lines (as doctest_blocks counts them) of the blocks marked exact."""
+    return {
+        body[: match.start("code")].count("\n") + 1
+        for match in _FENCE.finditer(body)
+        if EXACT_MARK in (match.group("mark") or "")
+    }
+
+
 def lesson_files() -> list[tuple[Path, str]]:
     """(path, body) of every lesson file, read one by one.
 
@@ -45,15 +61,31 @@ def lesson_files() -> list[tuple[Path, str]]:
     return files
 
 
+def float_noise(exact: bool):
+    """DOCTEST_FLOAT_NOISE=1: run under FloatNoise (rounding noise on every
+    float kernel), as make test does once, so a figure quoted at its rounding
+    level fails here rather than on another machine."""
+    if exact or os.environ.get("DOCTEST_FLOAT_NOISE") != "1":
+        return contextlib.nullcontext()
+    from tests.content.float_noise import FloatNoise
+
+    return FloatNoise()
+
+
 def lesson_blocks():
     for path, body in lesson_files():
+        exact = exact_block_lines(body)
         for line, code, needs_real in doctest_blocks(body):
             rel = path.relative_to(PROJECT_ROOT)
-            yield pytest.param(path, line, code, needs_real, id=f"{rel}:{line}")
+            yield pytest.param(
+                path, line, code, needs_real, line in exact, id=f"{rel}:{line}"
+            )
 
 
-@pytest.mark.parametrize(("path", "line", "code", "needs_real"), list(lesson_blocks()))
-def test_lesson_doctest(path: Path, line: int, code: str, needs_real: bool):
+@pytest.mark.parametrize(
+    ("path", "line", "code", "needs_real", "exact"), list(lesson_blocks())
+)
+def test_lesson_doctest(path: Path, line: int, code: str, needs_real: bool, exact):
     if needs_real and not os.environ.get("GPT2_WEIGHTS_PATH"):
         pytest.skip("needs the real GPT-2 weights (GPT2_WEIGHTS_PATH)")
     parser = doctest.DocTestParser()
@@ -62,7 +94,8 @@ def test_lesson_doctest(path: Path, line: int, code: str, needs_real: bool):
         optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
     )
     out: list[str] = []
-    runner.run(test, out=out.append)
+    with float_noise(exact):
+        runner.run(test, out=out.append)
     assert runner.failures == 0, "".join(out)
     assert runner.tries > 0
 

@@ -73,8 +73,9 @@ def random_hf_model(config: GPTConfig, seed: int):
     """A transformers GPT2LMHeadModel with its own random init."""
     from transformers import GPT2LMHeadModel
 
-    torch.manual_seed(seed)
-    return GPT2LMHeadModel(hf_config(config)).eval()
+    with torch.random.fork_rng():  # seeded, without reseeding the process
+        torch.manual_seed(seed)
+        return GPT2LMHeadModel(hf_config(config)).eval()
 
 
 @pytest.fixture

@@ -207,9 +207,10 @@ def test_identity_names_a_copy_with_its_size():
 
 
 def _gradient_parts(shared: bool, alias: bool):
-    torch.manual_seed(0)
-    embed = nn.Embedding(7, 4)
-    head = nn.Linear(4, 7, bias=False)
+    with torch.random.fork_rng():  # seeded default inits, global state kept
+        torch.manual_seed(0)
+        embed = nn.Embedding(7, 4)
+        head = nn.Linear(4, 7, bias=False)
     if shared:
         head.weight = embed.weight
     elif alias:
