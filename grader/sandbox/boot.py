@@ -95,14 +95,19 @@ def probe() -> None:
         facts["fork"] = True
     except OSError:
         facts["fork"] = False
-    try:
-        with open("/probe-write", "w"):
-            pass
-        facts["root_writable"] = True
-    except OSError:
-        facts["root_writable"] = False
+    facts["root_writable"] = _writable("/probe-write")
+    facts["dev_writable"] = _writable("/dev/probe-write")
     facts["environ"] = sorted(os.environ)
     print(json.dumps(facts))
+
+
+def _writable(path: str) -> bool:
+    try:
+        with open(path, "w"):
+            pass
+        return True
+    except OSError:
+        return False
 
 
 def main(argv: list[str]) -> None:

@@ -105,10 +105,13 @@ def command(
         # needs the network.
         args += ["--ro-bind", tiktoken_dir, SANDBOX_TIKTOKEN]
         args += ["--setenv", "TIKTOKEN_CACHE_DIR", SANDBOX_TIKTOKEN]
+    # /dev is a tmpfs of its own (device nodes, /dev/shm): read-only like the
+    # root, so the sized, scrubbed /tmp is the only place a job can write.
     args += [
         "--proc", "/proc",
         "--dev", "/dev",
         "--size", str(limits.tmp_bytes), "--tmpfs", SANDBOX_TMP,
+        "--remount-ro", "/dev",
         "--remount-ro", "/",
         "--chdir", SANDBOX_TMP,
     ]  # fmt: skip

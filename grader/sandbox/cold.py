@@ -118,8 +118,16 @@ class SandboxRunner:
         # Python start-up and `import torch` come first; the job's wall clock
         # starts when the sandbox closes its ready pipe, locked down.
         why = collector.pump(start + self.startup_timeout, until_closed="ready")
+        deadline = time.monotonic() + timeout
         if why == "closed":
-            why = collector.pump(time.monotonic() + timeout)
+            why = collector.pump(deadline)
+        if why == "eof":
+            # Every pipe is closed, but a job that closed them itself may
+            # live on: it still gets only its time budget.
+            try:
+                process.wait(timeout=max(deadline - time.monotonic(), 0.01))
+            except subprocess.TimeoutExpired:
+                why = "timeout"
         if why != "eof":
             _kill(process)
         exit_code = process.wait()

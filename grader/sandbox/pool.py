@@ -29,10 +29,11 @@ from grader.sandbox.cold import cpu_budget, limits_arg
 from grader.sandbox.limits import Limits
 from grader.sandbox.slots import SlotSet, kill_uid, killed_reason, streams
 from grader.sandbox.staging import SANDBOX_TIKTOKEN, prepare_layout
-from grader.sandbox.worker import receive, send
+from grader.sandbox.worker import receive, receive_with_sender, scrub, send
 
 log = logging.getLogger("grader.sandbox")
 KILL_GRACE = 5.0  # seconds the worker gets to report a killed job
+SCRUB_GRACE = 60.0  # seconds it gets to empty /tmp after a job
 
 
 class WorkerDied(RuntimeError):
@@ -42,10 +43,17 @@ class WorkerDied(RuntimeError):
 class _Worker:
     """The parent's handle on one slot's sandboxed worker."""
 
-    def __init__(self, process: subprocess.Popen, sock: socket.socket, log_file):
+    def __init__(
+        self,
+        process: subprocess.Popen,
+        sock: socket.socket,
+        log_file,
+        scratch: str | None = None,
+    ):
         self.process = process
         self.sock = sock
         self.log_file = log_file  # the worker's own stderr, for start-up errors
+        self.scratch = scratch  # degraded only: its private TMPDIR on the host
 
     def alive(self) -> bool:
         return self.process.poll() is None
@@ -66,6 +74,8 @@ class _Worker:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()
         self.log_file.close()
+        if self.scratch is not None and scrub(self.scratch):
+            os.rmdir(self.scratch)
 
 
 class WarmPool:
@@ -181,49 +191,50 @@ class WarmPool:
         os.write(job_fd, json.dumps(job).encode("utf-8"))
         os.lseek(job_fd, 0, os.SEEK_SET)
         pipes = [os.pipe() for _ in range(3)]  # result, stdout, stderr
+        go_r, go_w = os.pipe()  # the child waits on it before anything else
         start = time.monotonic()
         try:
             send(
                 worker.sock,
                 {"cpu_seconds": cpu_budget(timeout)},
-                [job_fd, *(w for _, w in pipes)],
+                [job_fd, *(w for _, w in pipes), go_r],
             )
         except OSError as exc:
             for r, _ in pipes:
                 os.close(r)
+            os.close(go_w)
             raise WorkerDied(f"cannot reach worker: {exc}") from None
         finally:
             os.close(job_fd)
+            os.close(go_r)
             for _, w in pipes:
                 os.close(w)
         (result_r, _), (out_r, _), (err_r, _) = pipes
         collector = streams(self.limits, out_r, err_r, result_r)
-        collector.watch(worker.sock)
         exit_code, why = None, "eof"
         deadline = start + timeout
         try:
-            while True:
-                why = collector.pump(deadline)
-                if why == "watch":
-                    message, _ = receive(worker.sock)
-                    if message is None:
-                        raise WorkerDied("control socket closed")
-                    exit_code = message.get("exit_code")
-                    collector.selector.unregister(worker.sock)
-                    # The child is gone; its pipes are at EOF or about to be.
-                    why = collector.pump(time.monotonic() + KILL_GRACE)
-                    break
-                if why == "eof":
-                    exit_code = self._exit_code(worker, time.monotonic() + KILL_GRACE)
-                    break
-                # timeout or flood: the worker kills its child and reports.
-                send(worker.sock, {"kill": True})
-                exit_code = self._exit_code(worker, time.monotonic() + KILL_GRACE)
-                break
+            try:
+                started, exit_code = self._let_child_start(slot, worker, go_w)
+            finally:
+                os.close(go_w)  # said go, or (EOF) that the child must not run
+            if started:
+                exit_code, why = self._wait_for_child(worker, collector, deadline)
+            else:  # it died before it could start: take what is in the pipes
+                collector.pump(time.monotonic() + KILL_GRACE)
+            duration_ms = (time.monotonic() - start) * 1000
+            try:
+                clean = self._report(worker, time.monotonic() + SCRUB_GRACE)
+            except WorkerDied:
+                clean = None
         except OSError as exc:
             raise WorkerDied(str(exc)) from None
         finally:
             collector.close()
+        if clean is None or not clean.get("clean"):
+            # The job's outcome stands; its slot must not serve another.
+            log.warning("sandbox slot %d could not empty /tmp: restarting", slot.index)
+            worker.stop()
         out, err, result = (
             collector.streams[k] for k in ("stdout", "stderr", "result")
         )
@@ -234,24 +245,73 @@ class WarmPool:
             stdout=out.text(),
             stderr=err.text(),
             result=bytes(result.data),
-            duration_ms=(time.monotonic() - start) * 1000,
+            duration_ms=duration_ms,
             killed_reason=killed_reason(
                 why=why, exit_code=exit_code, memory_killed=memory_killed
             ),
         )
 
+    def _let_child_start(
+        self, slot: bwrap.Slot, worker: _Worker, go_w: int
+    ) -> tuple[bool, int | None]:
+        """Set the new child's OOM score from outside, then let it run.
+
+        The child's first message carries its host pid (SO_PASSCRED); it
+        waits on `go_w` until we (root) have written its oom_score_adj, so
+        under memory pressure the kernel kills the job, never the warm
+        worker. The job cannot lower it: it is non-dumpable, so the file is
+        root's, and seccomp keeps it so; with CAP_SYS_RESOURCE our write also
+        raises its oom_score_adj_min.
+        Returns (True, None) once the child runs, or (False, exit code) for a
+        child that ended before it started.
+        """
+        received = _receive_by(worker.sock, time.monotonic() + KILL_GRACE)
+        if received is None:
+            raise WorkerDied("worker did not start the job")
+        message, pid = received
+        if not message.get("started"):
+            return False, message.get("exit_code")
+        if pid is not None and _prefer_for_oom_kill(pid):
+            os.write(go_w, b"g")
+        elif slot.uid is None:
+            os.write(go_w, b"g")  # degraded: no root, no protection anyway
+        else:
+            log.error("sandbox slot %d: cannot set the job's oom_score_adj", slot.index)
+        return True, None
+
+    def _wait_for_child(self, worker: _Worker, collector, deadline: float):
+        """Drain the job's pipes until it ends; kill it at the deadline."""
+        collector.watch(worker.sock)
+        why = collector.pump(deadline)
+        if why == "watch":
+            exit_code = self._exit_code(worker, time.monotonic() + KILL_GRACE)
+            collector.selector.unregister(worker.sock)
+            # The child is gone; its pipes are at EOF or about to be.
+            return exit_code, collector.pump(time.monotonic() + KILL_GRACE)
+        if why == "eof":
+            # Every pipe is closed, but a child that closed them itself may
+            # live on: it still gets only its time budget.
+            report = self._report(worker, deadline)
+            if report is not None:
+                return report.get("exit_code"), why
+        # timeout, flood or a silent child: the worker kills it and reports.
+        send(worker.sock, {"kill": True})
+        exit_code = self._exit_code(worker, time.monotonic() + KILL_GRACE)
+        if why == "eof" and exit_code == -signal.SIGKILL:
+            why = "timeout"
+        return exit_code, why
+
     @staticmethod
-    def _exit_code(worker: _Worker, deadline: float) -> int | None:
+    def _report(worker: _Worker, deadline: float) -> dict | None:
+        """The worker's next message, or None when none came by `deadline`."""
+        received = _receive_by(worker.sock, deadline)
+        return None if received is None else received[0]
+
+    def _exit_code(self, worker: _Worker, deadline: float) -> int | None:
         """Wait for the worker's {"exit_code"} report, or declare it dead."""
-        worker.sock.settimeout(max(deadline - time.monotonic(), 0.01))
-        try:
-            message, _ = receive(worker.sock)
-        except TimeoutError:
-            raise WorkerDied("worker did not report the job's exit") from None
-        finally:
-            worker.sock.settimeout(None)
+        message = self._report(worker, deadline)
         if message is None:
-            raise WorkerDied("control socket closed")
+            raise WorkerDied("worker did not report the job's exit")
         return message.get("exit_code")
 
     def _sandbox_job(self, job: dict) -> dict:
@@ -272,17 +332,25 @@ class WarmPool:
     def _launch(self, slot: bwrap.Slot):
         """Start a slot's worker (from the spawner thread); not yet ready."""
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        # The kernel then stamps every message with its sender's host pid.
+        parent.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
         boot = ["-m", "grader.sandbox.boot", "warm", str(child.fileno())]
         boot += [limits_arg(self.limits)]
         layout, tiktoken = prepare_layout(), self.tiktoken_cache_dir
         args = bwrap.command(layout, boot, limits=self.limits, tiktoken_dir=tiktoken)
         log_file = tempfile.TemporaryFile()
+        env, scratch = bwrap.unsandboxed_environment(layout, tiktoken), None
+        if env:
+            # Degraded, no bwrap: the worker empties its TMPDIR after every
+            # job, so it must be a directory of its own, never the host's /tmp.
+            scratch = tempfile.mkdtemp(prefix="grader-scratch-")
+            env["TMPDIR"] = env["HOME"] = scratch
         future = self._spawner.submit(
             bwrap.spawn,
             args,
             slot=slot,
             limits=self.limits,
-            env=bwrap.unsandboxed_environment(layout, tiktoken),
+            env=env,
             pass_fds=(child.fileno(),),
             stderr=log_file.fileno(),
         )
@@ -290,7 +358,7 @@ class WarmPool:
             process = future.result()
         finally:
             child.close()
-        return _Worker(process, parent, log_file)
+        return _Worker(process, parent, log_file, scratch)
 
     def _await_ready(self, worker: _Worker) -> _Worker:
         worker.sock.settimeout(self.start_timeout)
@@ -317,6 +385,35 @@ class WarmPool:
         self._workers[slot.index] = worker
         log.info("sandbox slot %d restarted", slot.index)
         return worker
+
+
+def _receive_by(sock: socket.socket, deadline: float) -> tuple[dict, int | None] | None:
+    """The next message and its sender's host pid; None if none came in time.
+
+    Raises WorkerDied when the worker closed its end.
+    """
+    sock.settimeout(max(deadline - time.monotonic(), 0.01))
+    try:
+        message, fds, pid = receive_with_sender(sock)
+    except TimeoutError:
+        return None
+    finally:
+        sock.settimeout(None)
+    for fd in fds:
+        os.close(fd)
+    if message is None:
+        raise WorkerDied("control socket closed")
+    return message, pid
+
+
+def _prefer_for_oom_kill(pid: int) -> bool:
+    """oom_score_adj 1000 for a job, set by us (root) so it cannot lower it."""
+    try:
+        with open(f"/proc/{pid}/oom_score_adj", "w") as f:
+            f.write("1000")
+        return True
+    except OSError:
+        return False
 
 
 def _default_tiktoken_dir() -> str:

@@ -42,7 +42,7 @@ _EXPLAIN = {
     "namespaces": "own user, pid, ipc, uts and mount namespaces",
     "network_isolation": "own network namespace holding only loopback",
     "uid_separation": "a real unprivileged uid per slot (parent must be root)",
-    "readonly_filesystem": "read-only root with only a private tmpfs writable",
+    "readonly_filesystem": "read-only root and /dev, only a private tmpfs writable",
     "clean_environment": "no inherited environment variables",
     "seccomp": "syscall filter (no ptrace, mount, exec, fork, AF_INET...)",
     "rlimits": "CPU, process, file size, open files and core limits",
@@ -114,7 +114,9 @@ def _probe() -> dict[str, bool | str]:
         inside["interfaces"]
     ) <= {"lo"}
     found["uid_separation"] = root and inside["uid"] == PROBE_UID
-    found["readonly_filesystem"] = not inside["root_writable"]
+    found["readonly_filesystem"] = not (
+        inside["root_writable"] or inside.get("dev_writable", True)
+    )
     expected_env = set(_sandbox_env_keys())
     found["clean_environment"] = set(inside["environ"]) <= expected_env
     found["seccomp"] = bool(inside["seccomp"]) and not inside["inet_socket"]

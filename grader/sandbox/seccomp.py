@@ -5,7 +5,9 @@ with `struct`, installed with the `seccomp` syscall through ctypes. It is a
 deny list on top of namespaces, uids and rlimits: it removes the syscalls
 that widen the attack surface (ptrace, bpf, mount, namespaces, io_uring,
 keys, perf, userfaultfd) and the ones learner code never needs but an
-attack does (exec, new processes, signals to others, non-Unix sockets,
+attack does (exec, new processes, signals to others, directly or through a
+descriptor's owner (F_SETOWN/F_SETSIG), becoming dumpable again (so its
+/proc files, oom_score_adj among them, stay root's), non-Unix sockets,
 System V and POSIX IPC objects that would outlive a job in a warm slot, and
 limits, priorities or affinities set on another process of the same uid).
 Everything else is allowed so torch keeps working.
@@ -39,6 +41,16 @@ def _arg_low(index: int) -> int:
 
 AF_UNIX = 1
 CLONE_THREAD = 0x00010000
+# fcntl commands and ioctls that make the kernel signal a chosen process
+# (SIGIO, or any signal after F_SETSIG) when a descriptor becomes ready: a
+# way round the `kill` rule to the warm worker, which shares the job's uid.
+F_SETOWN, F_SETSIG, F_SETOWN_EX = 8, 10, 15
+FIOSETOWN, SIOCSPGRP = 0x8901, 0x8902
+SIGNAL_OWNER_FCNTL = (F_SETOWN, F_SETSIG, F_SETOWN_EX)
+SIGNAL_OWNER_IOCTL = (FIOSETOWN, SIOCSPGRP)
+# A job stays non-dumpable (inherited from the warm worker): its /proc files,
+# oom_score_adj among them, then belong to root and it cannot write them.
+PR_SET_DUMPABLE = 4
 _X32_BIT = 0x40000000
 
 # Syscall numbers per architecture; only the ones the filter names.
@@ -97,6 +109,10 @@ _TABLES = {
             "ioperm": 173,
             "quotactl": 179,
             "uselib": 134,
+            "shmget": 29,
+            "semget": 64,
+            "msgget": 68,
+            "mq_open": 240,
         },  # fmt: skip
         "socket": 41,
         "socketpair": 53,
@@ -104,6 +120,9 @@ _TABLES = {
         "clone3": 435,
         "kill": 62,
         "tgkill": 234,
+        "fcntl": 72,  # x86_64 has no fcntl64
+        "ioctl": 16,
+        "prctl": 157,
         # Calls that can act on another process of the same uid (the warm
         # worker): allowed on the caller only. name: (nr, pid arg, which).
         "self_only": {
@@ -178,6 +197,9 @@ _TABLES = {
         "clone3": 435,
         "kill": 129,
         "tgkill": 131,
+        "fcntl": 25,  # aarch64 has no fcntl64
+        "ioctl": 29,
+        "prctl": 167,
         "self_only": {
             "prlimit64": (261, 0, None),
             "setpriority": (140, 1, (0, 0)),
@@ -276,6 +298,19 @@ def build_filter(own_pid: int, machine: str | None = None) -> bytes:
     prog += when_arg(
         table["tgkill"], 0, _ins(_JEQ_K, own_pid, allow_next, 0), errno.EPERM
     )
+
+    def deny_values(nr: int, index: int, values: tuple[int, ...]) -> list[bytes]:
+        # if nr matches: EPERM when the argument is one of `values`, else allow.
+        body = [_ins(_LD_W_ABS, _arg_low(index))]
+        for i, value in enumerate(values):
+            body.append(_ins(_JEQ_K, value, len(values) - i, 0))  # to the deny
+        body += [_ret(_ALLOW), _deny(errno.EPERM)]
+        return [_ins(_JEQ_K, nr, 0, len(body)), *body]
+
+    # The command is an unsigned int: the low word is all the kernel reads.
+    prog += deny_values(table["fcntl"], 1, SIGNAL_OWNER_FCNTL)
+    prog += deny_values(table["ioctl"], 1, SIGNAL_OWNER_IOCTL)
+    prog += deny_values(table["prctl"], 0, (PR_SET_DUMPABLE,))
     prog.append(_ret(_ALLOW))
     return b"".join(prog)
 

@@ -61,3 +61,14 @@ def assert_grader_still_works(runner, grades: int = 2) -> None:
     for _ in range(grades):
         verdict = run_attack(runner, RIGHT)
         assert verdict.status == "passed", messages(verdict)
+
+
+@pytest.fixture(scope="session")
+def cold_runner():
+    """One cold sandbox at a time, for the attacks that apply to both modes."""
+    needs_bwrap()
+    from grader.sandbox import SandboxRunner
+
+    runner = SandboxRunner(concurrency=1)
+    yield runner
+    runner.close()

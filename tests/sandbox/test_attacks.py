@@ -17,6 +17,7 @@ import pytest
 from grader.sandbox.slots import uid_pids
 from tests.sandbox.conftest import (
     CANARY,
+    RIGHT,
     assert_grader_still_works,
     messages,
     run_attack,
@@ -689,3 +690,323 @@ def test_two_grades_run_at_once_on_separate_slots(pool):
     assert len(uids) == 2  # one slot each, never the same uid at once
     assert elapsed < 2 * 1.5  # they overlapped instead of queueing
     assert_grader_still_works(pool)
+
+
+# -- nothing of one job reaches the next (security issue 13) ----------------
+
+
+def _split(marker: str) -> tuple[str, str]:
+    """Two reversed halves: a job rebuilds each, never the marker itself."""
+    half = len(marker) // 2
+    return marker[:half][::-1], marker[half:][::-1]
+
+
+# Job B reads all anonymous memory of its own process (heap, stacks, the
+# mmap'd arenas where malloc and pymalloc keep freed blocks) with
+# ctypes.string_at, and counts where FIRST is directly followed by SECOND.
+# It never holds a marker it looks for in one piece, so only a copy that
+# was already in memory can match; OWN is built whole on purpose, to show
+# that the scan does find what is really there.
+MEMORY_SCAN = """
+import ctypes, os
+A1, A2 = "{a1}"[::-1].encode(), "{a2}"[::-1].encode()
+O1, O2 = "{o1}"[::-1], "{o2}"[::-1]
+OWN = [(O1 + O2).encode() for _ in range(3)]
+def count(pairs):
+    found = [0 for _ in pairs]
+    regions = []
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            fields = line.split()
+            name = fields[5] if len(fields) > 5 else ""
+            if fields[1].startswith("r") and name in ("", "[heap]", "[stack]"):
+                regions.append([int(x, 16) for x in fields[0].split("-")])
+    step, scanned = 8 << 20, 0
+    for low, high in regions:
+        for at in range(low, high, step):
+            chunk = ctypes.string_at(at, min(step + 256, high - at))
+            scanned += len(chunk)
+            for n, (first, second) in enumerate(pairs):
+                i = chunk.find(first)
+                while i >= 0:
+                    j = i + len(first)
+                    if chunk[j:j + len(second)] == second:
+                        found[n] += 1
+                    i = chunk.find(first, i + 1)
+    return found, scanned
+def tie_weights(model):
+    (a, own), scanned = count([(A1, A2), (O1.encode(), O2.encode())])
+    raise RuntimeError(f"uid={{os.getuid()}} a={{a}} own={{own}} mb={{scanned >> 20}}")
+"""
+
+
+def test_a_later_job_finds_no_earlier_job_in_its_memory(pool):
+    import secrets
+
+    learner_a = f"learner-a-{secrets.token_hex(12)}"
+    own = f"learner-b-{secrets.token_hex(12)}"
+    # A right answer that carries the marker all through its source.
+    padding = "".join(f"# {learner_a} line {n} {'x' * 80}\n" for n in range(200))
+    code_a = f"{padding}{RIGHT}# {learner_a}\n"
+    workers = pool.worker_pids()
+    for _ in range(2):  # one job of learner A on each slot
+        verdict = run_attack(pool, code_a)
+        assert verdict.status == "passed", messages(verdict)
+    (a1, a2), (o1, o2) = _split(learner_a), _split(own)
+    scan = MEMORY_SCAN.format(a1=a1, a2=a2, o1=o1, o2=o2)
+    assert learner_a not in scan and own not in scan
+    uids = set()
+    for _ in range(2):  # then learner B, on each slot after A
+        text = messages(run_attack(pool, scan, timeout=60))
+        assert "a=" in text, text
+        uids.add(int(text.split("uid=")[1].split()[0]))
+        assert int(text.split("own=")[1].split()[0]) >= 3, text  # the scan works
+        assert int(text.split("mb=")[1].split()[0]) > 500, text  # the whole heap
+        assert int(text.split("a=")[1].split()[0]) == 0, text
+    assert uids == {slot.uid for slot in pool.slots.slots}
+    assert pool.worker_pids() == workers
+
+
+# Which of /tmp, /dev/shm and /dev a job can write, and how much.
+SCRATCH_PROBE = """
+import os
+def tie_weights(model):
+    found = []
+    for path in ("/dev/note", "/dev/shm/note", "/dev/pts/note", "/note"):
+        try:
+            open(path, "wb").close()
+            found.append(f"{path}=written")
+        except OSError as exc:
+            found.append(f"{path}: {exc.strerror}")
+    for top in ("/tmp", "/dev/shm"):
+        total, why = 0, "took it all"
+        try:
+            for n in range(13):  # 13 files of 8 MB: 104 MB, under FSIZE each
+                with open(f"{top}/fill{n}", "wb", buffering=0) as f:
+                    for _ in range(8):
+                        total += f.write(b"1" * (1 << 20))
+        except OSError as exc:
+            why = exc.strerror
+        found.append(f"{top} {total >> 20} MB: {why}")
+    raise RuntimeError("; ".join(found))
+"""
+
+
+def _scratch_report(text: str, top: str) -> tuple[int, str]:
+    part = text.split(f"{top} ")[1].split(";")[0]
+    written, why = part.split(" MB: ")
+    return int(written), why.strip()
+
+
+@pytest.mark.parametrize("kind", ["pool", "cold"])
+def test_dev_is_read_only_and_scratch_holds_64_mb(kind, pool, cold_runner):
+    runner = pool if kind == "pool" else cold_runner
+    verdict = run_attack(runner, SCRATCH_PROBE, timeout=30)
+    text = messages(verdict)
+    assert verdict.status == "error"
+    assert "=written" not in text, text
+    for path in ("/dev/note", "/dev/shm/note", "/note"):
+        assert f"{path}: Read-only file system" in text, text
+    written, why = _scratch_report(text, "/tmp")
+    assert why == "No space left on device", text
+    assert 48 <= written <= 64, text  # the 64 MB tmpfs, not the 16 MB FSIZE
+    written, why = _scratch_report(text, "/dev/shm")
+    assert written <= 64 and why != "took it all", text
+    follow_ups = 2 if kind == "pool" else 1
+    assert_grader_still_works(runner, grades=follow_ups)
+
+
+LEAVE_NOTES = """
+import ctypes, os
+def tie_weights(model):
+    for path in ("/tmp/note", "/dev/shm/note", "/dev/note", "/tmp/.hidden"):
+        try:
+            with open(path, "w") as f:
+                f.write("from the last learner")
+        except OSError:
+            pass
+    try:
+        os.setxattr("/tmp", "user.note", b"from the last learner")
+    except OSError:
+        pass
+    os.utime("/tmp", (12345, 12345))
+    os.chmod("/tmp", 0o700)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.shmget(0x5107E, 4096, 0o1600)  # System V IPC lives as long as the slot
+    libc.semget(0x5107E, 1, 0o1600)
+    libc.msgget(0x5107E, 0o1600)
+    raise RuntimeError("left notes")
+"""
+READ_NOTES = """
+import os
+def tie_weights(model):
+    found = []
+    for top in ("/tmp", "/dev/shm", "/dev"):
+        try:
+            found.append(f"{top}={sorted(os.listdir(top))}")
+        except OSError as exc:
+            found.append(f"{top}: {exc.strerror}")
+    try:
+        found.append(f"xattrs={os.listxattr('/tmp')}")
+    except OSError as exc:
+        found.append(f"xattrs: {exc.strerror}")
+    st = os.stat("/tmp")
+    found.append(f"mode={oct(st.st_mode)} mtime={int(st.st_mtime)}")
+    ipc = 0
+    for kind in ("shm", "sem", "msg"):
+        with open(f"/proc/sysvipc/{kind}") as f:
+            ipc += len(f.readlines()) - 1  # a header line, then one per object
+    found.append(f"ipc={ipc}")
+    raise RuntimeError("; ".join(found))
+"""
+
+
+def test_a_note_left_by_one_job_is_gone_for_the_next(pool):
+    before = [messages(run_attack(pool, READ_NOTES)) for _ in range(2)]
+    for text in before:  # nothing the worker's own start-up left either
+        assert "/tmp=[]" in text and "mtime=12345" not in text, text
+    for _ in range(2):  # notes on both slots
+        assert "left notes" in messages(run_attack(pool, LEAVE_NOTES))
+    after = [messages(run_attack(pool, READ_NOTES)) for _ in range(2)]
+    for text in after:
+        assert "/tmp=[]" in text, text
+        assert "xattrs=[]" in text, text
+        assert "note" not in text, text
+        assert "mtime=12345" not in text, text
+        assert "ipc=0" in text, text
+    mode = [text.split("mode=")[1].split()[0] for text in before + after]
+    assert len(set(mode)) == 1, mode  # /tmp's own mode is restored too
+    dev = [text.split("/dev=")[1].split(";")[0] for text in before + after]
+    assert len(set(dev)) == 1, dev
+    assert_grader_still_works(pool)
+
+
+def test_a_job_cannot_lower_its_own_oom_score(pool):
+    verdict = run_attack(
+        pool,
+        """
+        import ctypes, os
+        def tie_weights(model):
+            ctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE, as an attacker
+            try:
+                with open("/proc/self/oom_score_adj", "w") as f:
+                    f.write("0")
+                wrote = "done"
+            except OSError as exc:
+                wrote = type(exc).__name__
+            with open("/proc/self/oom_score_adj") as f:
+                now = f.read().strip()
+            raise RuntimeError(f"write={wrote} adj={now}")
+        """,
+    )
+    text = messages(verdict)
+    assert verdict.status == "error"
+    assert "write=done" not in text, text
+    assert "adj=1000" in text, text
+    assert_grader_still_works(pool)
+
+
+def test_a_deep_directory_tree_is_cleaned_up_without_a_restart(pool):
+    workers = pool.worker_pids()
+    verdict = run_attack(
+        pool,
+        """
+        import os
+        def tie_weights(model):
+            os.symlink("/tmp", "/tmp/loop")
+            os.symlink("/sandbox/lib", "/tmp/lib")
+            os.chdir("/tmp")
+            for depth in range(1500):  # deeper than the recursion limit
+                name = "d" * 200 if depth % 2 else "e"  # and than PATH_MAX
+                os.mkdir(name)
+                open(os.path.join(name, "f"), "w").close()
+                os.chdir(name)
+                os.chmod("..", 0o500)  # not writable: it must be undone
+            os.mkfifo("fifo")
+            os.chmod(".", 0)
+            raise RuntimeError("built the tree")
+        """,
+        timeout=30,
+    )
+    assert "built" in messages(verdict), messages(verdict)
+    for _ in range(2):
+        look = run_attack(
+            pool,
+            """
+            import os
+            def tie_weights(model):
+                raise RuntimeError(f"tmp={sorted(os.listdir('/tmp'))}")
+            """,
+        )
+        assert "tmp=[]" in messages(look), messages(look)
+    assert pool.worker_pids() == workers  # no slot was restarted
+    assert_grader_still_works(pool)
+
+
+def test_it_cannot_signal_the_worker_through_fd_ownership(pool):
+    workers = pool.worker_pids()
+    verdict = run_attack(
+        pool,
+        """
+        import fcntl, os, signal, socket, struct
+        def tie_weights(model):
+            worker = os.getppid()
+            r, w = os.pipe()
+            a, b = socket.socketpair()
+            found = []
+            for name, call in (
+                ("setown", lambda: fcntl.fcntl(r, fcntl.F_SETOWN, worker)),
+                ("setown_ex", lambda: fcntl.fcntl(
+                    r, 15, struct.pack("ii", 1, worker))),  # F_OWNER_PID
+                ("setsig", lambda: fcntl.fcntl(r, 10, signal.SIGSTOP)),
+                ("fiosetown", lambda: fcntl.ioctl(
+                    a.fileno(), 0x8901, struct.pack("i", worker))),
+                ("siocspgrp", lambda: fcntl.ioctl(
+                    a.fileno(), 0x8902, struct.pack("i", worker))),
+            ):
+                try:
+                    call()
+                    found.append(f"{name}=done")
+                except OSError as exc:
+                    found.append(f"{name}={type(exc).__name__}")
+            for fd in (r, a.fileno()):  # SIGIO (or SIGSTOP) to the owner
+                fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL)
+                            | os.O_ASYNC)
+            os.write(w, b"x")
+            b.send(b"x")
+            raise RuntimeError(" ".join(found))
+        """,
+    )
+    text = messages(verdict)
+    assert verdict.status == "error"
+    for name in ("setown", "setown_ex", "setsig", "fiosetown", "siocspgrp"):
+        assert f"{name}=PermissionError" in text, text
+    assert pool.worker_pids() == workers  # no slot was restarted
+    assert_grader_still_works(pool)
+    assert pool.worker_pids() == workers
+
+
+@pytest.mark.parametrize("kind", ["pool", "cold"])
+def test_closing_its_descriptors_and_sleeping_ends_at_the_time_limit(
+    kind, pool, cold_runner
+):
+    runner = pool if kind == "pool" else cold_runner
+    workers = pool.worker_pids()
+    started = time.monotonic()
+    verdict = run_attack(
+        runner,
+        """
+        import os, time
+        def tie_weights(model):
+            for fd in (0, 1, 2, 3):
+                os.close(fd)
+            time.sleep(3600)
+        """,
+        timeout=2,
+    )
+    assert verdict.status == "error"
+    assert "took longer than 2 s" in messages(verdict), messages(verdict)
+    assert time.monotonic() - started < (8 if kind == "pool" else 60)
+    assert pool.worker_pids() == workers  # no slot was restarted
+    assert_grader_still_works(runner, grades=2 if kind == "pool" else 1)
+    assert pool.worker_pids() == workers

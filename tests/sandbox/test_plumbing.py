@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import pathlib
+import stat
 import time
 
 import pytest
@@ -86,3 +88,92 @@ def test_it_stops_at_the_deadline_while_the_pipe_stays_open():
     assert 0.2 <= time.monotonic() - started < 1
     os.close(write)
     collector.close()
+
+
+def _as_nobody(task) -> int:
+    """Run `task()` in a fork as an unprivileged uid (root ignores modes)."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        code = 1
+        try:
+            if os.geteuid() == 0:
+                os.setresgid(65534, 65534, 65534)
+                os.setresuid(65534, 65534, 65534)
+            code = 0 if task() else 2
+        except BaseException:  # noqa: BLE001 - shown in the test's output
+            import traceback
+
+            traceback.print_exc()
+        finally:
+            os._exit(code)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+@pytest.fixture
+def nobody_dir():
+    """A directory an unprivileged uid can reach (pytest's tmp_path is 0700)."""
+    import shutil
+    import tempfile
+
+    path = tempfile.mkdtemp(prefix="scrub-test-")
+    os.chmod(path, 0o755)
+    yield pathlib.Path(path)
+    from grader.sandbox.worker import scrub
+
+    scrub(path)  # shutil.rmtree recurses: it cannot remove a deep tree
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_the_scrub_empties_a_deep_locked_tree_and_follows_no_link(nobody_dir):
+    from grader.sandbox.worker import scrub
+
+    top, outside = nobody_dir / "scratch", nobody_dir / "outside"
+    top.mkdir()
+    outside.mkdir()
+    (outside / "keep").write_text("not the job's")
+    os.chown(top, 65534, 65534)
+
+    def build_and_scrub() -> bool:
+        os.setxattr(top, "user.note", b"left")
+        os.symlink(outside, top / "link")
+        os.symlink(top, top / "loop")
+        os.chdir(top)
+        for depth in range(1500):  # deeper than the recursion limit
+            name = "d" * 200 if depth % 2 else "e"  # and than PATH_MAX
+            os.mkdir(name)
+            open(os.path.join(name, "f"), "w").close()
+            os.chdir(name)
+            os.chmod("..", 0o500)
+        os.mkfifo("fifo")
+        os.chmod(".", 0)
+        os.chdir("/")
+        os.chmod(top, 0o500)
+        return scrub(str(top), 0o755) and os.listdir(top) == []
+
+    assert _as_nobody(build_and_scrub) == 0
+    assert (outside / "keep").read_text() == "not the job's"
+    assert stat.S_IMODE(top.stat().st_mode) == 0o755
+    assert os.listxattr(top) == []
+
+
+def test_the_scrub_reports_what_it_cannot_remove_instead_of_raising(tmp_path):
+    from grader.sandbox.worker import scrub
+
+    assert scrub(str(tmp_path / "missing")) is False
+    (tmp_path / "file").write_text("not a directory")
+    assert scrub(str(tmp_path / "file")) is False
+
+
+def test_the_worker_scratch_starts_empty_and_is_reset_after_a_change(nobody_dir):
+    from grader.sandbox.worker import Scratch
+
+    top = nobody_dir / "scratch"
+    top.mkdir()
+    (top / "torchinductor_uid_0").mkdir()  # left by preload, before any job
+    scratch = Scratch(str(top))
+    assert scratch.reset() and os.listdir(top) == []  # the first reset scrubs
+    (top / "note").write_text("from one job")
+    assert scratch.reset() and os.listdir(top) == []
+    os.mkdir(top / "dir")
+    (top / "dir" / "note").write_text("from another")
+    assert scratch.reset() and os.listdir(top) == []

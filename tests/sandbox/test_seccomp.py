@@ -104,3 +104,70 @@ def test_it_lets_a_process_change_limits_and_priority_of_itself_only():
         )
 
     assert run_filtered(probe) == "ok ok ok errno 1 errno 1 errno 1 errno 1"
+
+
+def test_it_refuses_to_make_a_descriptor_signal_another_process():
+    import fcntl
+    import struct
+
+    parent = os.getpid()
+
+    def probe():
+        r, w = os.pipe()
+        a, _ = socket.socketpair()
+        me = struct.pack("i", os.getpid())
+        return " ".join(
+            [
+                outcome(lambda: fcntl.fcntl(r, fcntl.F_SETOWN, parent)),
+                outcome(lambda: fcntl.fcntl(r, fcntl.F_SETOWN, os.getpid())),
+                outcome(lambda: fcntl.fcntl(r, 15, struct.pack("ii", 1, parent))),
+                outcome(lambda: fcntl.fcntl(r, 10, 19)),  # F_SETSIG SIGSTOP
+                outcome(lambda: fcntl.ioctl(a.fileno(), 0x8901, me)),  # FIOSETOWN
+                outcome(lambda: fcntl.ioctl(a.fileno(), 0x8902, me)),  # SIOCSPGRP
+                # what programs do need still works
+                outcome(lambda: fcntl.fcntl(r, fcntl.F_GETOWN)),
+                outcome(lambda: fcntl.fcntl(w, fcntl.F_SETFL, os.O_NONBLOCK)),
+                outcome(lambda: fcntl.fcntl(r, fcntl.F_DUPFD_CLOEXEC, 10)),
+                outcome(lambda: fcntl.ioctl(r, 0x541B, b"\0" * 4)),  # FIONREAD
+            ]
+        )
+
+    assert run_filtered(probe) == " ".join(["errno 1"] * 6 + ["ok"] * 4)
+
+
+def test_it_refuses_to_create_ipc_objects_that_outlive_a_job():
+    import ctypes
+    import platform
+
+    numbers = {"x86_64": (29, 64, 68), "aarch64": (194, 190, 186)}
+    if platform.machine() not in numbers:
+        pytest.skip(f"no syscall numbers for {platform.machine()}")
+
+    def probe():
+        libc = ctypes.CDLL(None, use_errno=True)
+        found = []
+        for nr, args in zip(
+            numbers[platform.machine()],
+            ((0, 4096, 0o1600), (0, 1, 0o1600), (0, 0o1600)),  # IPC_PRIVATE|CREAT
+            strict=True,
+        ):
+            result = libc.syscall(nr, *args)
+            found.append(f"{result}/{ctypes.get_errno()}")
+        return " ".join(found)
+
+    assert run_filtered(probe) == "-1/1 -1/1 -1/1"
+
+
+def test_a_process_cannot_make_itself_dumpable_again():
+    import ctypes
+
+    def probe():
+        libc = ctypes.CDLL(None, use_errno=True)
+        found = [str(libc.prctl(3, 0, 0, 0, 0))]  # PR_GET_DUMPABLE: allowed
+        for value in (1, 0):  # PR_SET_DUMPABLE: refused, whatever the value
+            result = libc.prctl(4, value, 0, 0, 0)
+            found.append(f"{result}/{ctypes.get_errno()}")
+        found.append(str(libc.prctl(15, b"renamed", 0, 0, 0)))  # PR_SET_NAME
+        return " ".join(found)
+
+    assert run_filtered(probe) == "1 -1/1 -1/1 0"
