@@ -19,6 +19,7 @@ import traceback
 
 import torch
 
+from grader.harness.guard import sealed
 from grader.harness.wire import VERSION, encode_result, tensor_key
 
 SUBMISSION = "<submission>"  # filename of learner code in tracebacks
@@ -84,7 +85,13 @@ def _run(job: dict) -> tuple[dict, dict]:
     # Import the harness before the learner's code runs, so an import error
     # here is reported as the grader's fault, not the learner's.
     module = load_harness(str(job.get("harness")))
+    # While the learner's code runs, no `grader` module can be imported or
+    # looked up in sys.modules: the answers stay in the parent.
+    with sealed():
+        return _run_learner(module, code, entry_point, cases)
 
+
+def _run_learner(module, code: str, entry_point: str, cases: list) -> tuple:
     try:
         compiled = compile(code, SUBMISSION, "exec", dont_inherit=True)
     except SyntaxError as exc:

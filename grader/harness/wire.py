@@ -8,7 +8,11 @@ Layout::
 
 Everything here is read by the trusted parent from an untrusted process, so
 `decode_result` checks every size and every JSON type and never unpickles:
-tensors come only through `safetensors.torch.load`.
+tensors come only through `safetensors.torch.load`. What a hostile child can
+make the parent allocate is bounded before anything is parsed: the JSON
+header by its byte length (`MAX_HEADER_BYTES`) and nesting depth, the
+tensors by the size their header declares (dtype x shape, summed against
+`MAX_TENSOR_BYTES`) and their count.
 
 Result meta, as written by `grader.harness.child`::
 
@@ -23,7 +27,9 @@ Tensor names are namespaced per case: "c0/logits", "c3/grad_wte".
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 import re
 
 import torch
@@ -34,6 +40,26 @@ VERSION = 1
 _LEN_BYTES = 8
 _MAX_DEPTH = 32  # captured data is shallow; deep nesting is an attack
 _TENSOR_NAME = re.compile(r"c(\d+)/[A-Za-z0-9_.\-]{1,100}")
+# Real results stay far below these; each bounds what decoding costs.
+MAX_HEADER_BYTES = 1024 * 1024  # the JSON result meta
+MAX_TENSOR_HEADER_BYTES = 1024 * 1024  # the safetensors header (names, shapes)
+MAX_TENSORS = 4096
+MAX_TENSOR_BYTES = 64 * 1024 * 1024  # sum of dtype size x numel
+_MAX_RANK = 16
+# The dtypes the child may send (grader.checks.tensors._WIRE_DTYPES), by
+# their safetensors names, with their size in bytes.
+_ITEM_BYTES = {
+    "F64": 8,
+    "F32": 4,
+    "F16": 2,
+    "BF16": 2,
+    "I64": 8,
+    "I32": 4,
+    "I16": 2,
+    "I8": 1,
+    "U8": 1,
+    "BOOL": 1,
+}
 
 
 class WireError(ValueError):
@@ -65,9 +91,17 @@ def encode_result(meta: dict, tensors: dict[str, torch.Tensor]) -> bytes:
 
 
 def decode_result(
-    blob: bytes, *, max_bytes: int
+    blob: bytes,
+    *,
+    max_bytes: int,
+    max_header_bytes: int = MAX_HEADER_BYTES,
+    max_tensor_bytes: int = MAX_TENSOR_BYTES,
 ) -> tuple[dict, dict[str, torch.Tensor]]:
-    """Parse and validate a blob; raise WireError on anything unexpected."""
+    """Parse and validate a blob; raise WireError on anything unexpected.
+
+    Every cap is checked before the part it guards is parsed, so a hostile
+    result costs the parent about its own size, not a multiple of it.
+    """
     if not isinstance(blob, (bytes, bytearray)):
         raise WireError(f"result is {type(blob).__name__}, not bytes")
     if len(blob) == 0:
@@ -76,14 +110,19 @@ def decode_result(
         raise WireError(f"result is {len(blob):,} bytes, over the {max_bytes:,} cap")
     if len(blob) < _LEN_BYTES:
         raise WireError(f"result is truncated ({len(blob)} bytes)")
-    size = int.from_bytes(blob[:_LEN_BYTES], "little")
+    view = memoryview(blob)  # slices of a view copy nothing
+    size = int.from_bytes(view[:_LEN_BYTES], "little")
+    if size > max_header_bytes:
+        raise WireError(
+            f"result header is {size:,} bytes, over the {max_header_bytes:,} header cap"
+        )
     if size > len(blob) - _LEN_BYTES:
         raise WireError(
             f"header claims {size:,} bytes but only "
             f"{len(blob) - _LEN_BYTES:,} follow (truncated or not a result)"
         )
-    meta = _parse_header(bytes(blob[_LEN_BYTES : _LEN_BYTES + size]))
-    tensors = _parse_tensors(bytes(blob[_LEN_BYTES + size :]))
+    meta = _parse_header(bytes(view[_LEN_BYTES : _LEN_BYTES + size]))
+    tensors = _parse_tensors(view[_LEN_BYTES + size :], max_tensor_bytes)
     _check_meta(meta)
     for name in tensors:
         match = _TENSOR_NAME.fullmatch(name)
@@ -99,38 +138,96 @@ def _parse_header(raw: bytes) -> dict:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise WireError(f"header is not UTF-8: {exc}") from None
+    _check_nesting(raw)
     try:
         meta = json.loads(text)  # NaN/Infinity become floats, which is safe
     except (ValueError, RecursionError) as exc:
         raise WireError(f"header is not JSON: {str(exc)[:200]}") from None
     if not isinstance(meta, dict):
         raise WireError(f"header is a JSON {type(meta).__name__}, not an object")
-    _check_depth(meta, 0)
     return meta
 
 
-def _check_depth(value, depth: int) -> None:
-    if depth > _MAX_DEPTH:
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKETS = bytes(set(range(256)) - set(b"[]{}"))
+_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+
+
+def _check_nesting(raw: bytes) -> None:
+    """Refuse JSON nested deeper than _MAX_DEPTH before json.loads sees it.
+
+    Brackets inside strings do not count; malformed text is left to
+    json.loads to refuse. C-level passes only: a 1 MB header takes < 0.3 s.
+    """
+    brackets = _JSON_STRING.sub(b"", raw).translate(None, _NOT_BRACKETS)
+    deepest = max(itertools.accumulate(map(_STEP.__getitem__, brackets)), default=0)
+    if deepest > _MAX_DEPTH + 1:  # the meta object itself is level 0
         raise WireError(f"header nests deeper than {_MAX_DEPTH} levels")
-    if isinstance(value, dict):
-        for item in value.values():
-            _check_depth(item, depth + 1)
-    elif isinstance(value, list):
-        for item in value:
-            _check_depth(item, depth + 1)
 
 
-def _parse_tensors(payload: bytes) -> dict[str, torch.Tensor]:
+def _parse_tensors(payload: memoryview, max_tensor_bytes: int) -> dict:
     if len(payload) < _LEN_BYTES:
         raise WireError("tensor payload is missing or truncated")
     declared = int.from_bytes(payload[:_LEN_BYTES], "little")
+    if declared > MAX_TENSOR_HEADER_BYTES:
+        raise WireError(
+            f"tensor payload header is {declared:,} bytes, over the "
+            f"{MAX_TENSOR_HEADER_BYTES:,} cap"
+        )
     if declared > len(payload) - _LEN_BYTES:
         raise WireError("tensor payload header is truncated")
+    _check_tensor_sizes(
+        bytes(payload[_LEN_BYTES : _LEN_BYTES + declared]), max_tensor_bytes
+    )
     try:
-        tensors = st_load(payload)
+        tensors = st_load(bytes(payload))
     except Exception as exc:  # noqa: BLE001 - safetensors has its own types
         raise WireError(f"tensor payload is not safetensors: {exc}") from None
     return tensors
+
+
+def _check_tensor_sizes(raw: bytes, max_tensor_bytes: int) -> None:
+    """Check what the safetensors header declares before any tensor exists."""
+    try:
+        header = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise WireError(
+            f"tensor payload header is not JSON: {str(exc)[:200]}"
+        ) from None
+    if not isinstance(header, dict):
+        raise WireError("tensor payload header is not a JSON object")
+    entries = [(k, v) for k, v in header.items() if k != "__metadata__"]
+    if len(entries) > MAX_TENSORS:
+        raise WireError(f"{len(entries):,} tensors, over the {MAX_TENSORS:,} cap")
+    total = 0
+    for name, info in entries:
+        where = f"tensor {name[:80]!r}"
+        if not isinstance(info, dict):
+            raise WireError(f"{where}: not described by an object")
+        item = _ITEM_BYTES.get(info.get("dtype"))
+        if item is None:
+            raise WireError(f"{where}: dtype {str(info.get('dtype'))[:20]!r} refused")
+        shape, offsets = info.get("shape"), info.get("data_offsets")
+        if (
+            not isinstance(shape, list)
+            or len(shape) > _MAX_RANK
+            or not all(type(n) is int and n >= 0 for n in shape)
+        ):
+            raise WireError(f"{where}: shape is not a list of sizes")
+        if (
+            not isinstance(offsets, list)
+            or len(offsets) != 2
+            or not all(type(n) is int and n >= 0 for n in offsets)
+        ):
+            raise WireError(f"{where}: data_offsets is not a [begin, end] pair")
+        size = math.prod(shape) * item
+        if offsets[1] - offsets[0] != size:
+            raise WireError(f"{where}: its shape and dtype do not match its data")
+        total += size
+        if total > max_tensor_bytes:
+            raise WireError(
+                f"tensors declare over {max_tensor_bytes:,} bytes, the tensor cap"
+            )
 
 
 def _check_error(error, where: str) -> None:

@@ -2,6 +2,8 @@
 
 Names are imported lazily (PEP 562) so that the tokenizer, and its setup
 command `python -m grader.reference.tokenizer`, work without importing torch.
+Answer code (`counts`, `weights`) lives in modules of its own, which the
+sandbox stage replaces with stubs: the child builds models, never answers.
 """
 
 from __future__ import annotations
@@ -10,6 +12,12 @@ import importlib
 
 _EXPORTS = {
     "cache": ("clear_reference_cache", "reference_model"),
+    "counts": (
+        "block_parameter_count",
+        "count_parameters",
+        "gpt2_parameter_count",
+        "parameter_breakdown",
+    ),
     "model": (
         "CONFIGS",
         "GPT",
@@ -17,13 +25,9 @@ _EXPORTS = {
         "Block",
         "CausalSelfAttention",
         "GPTConfig",
-        "block_parameter_count",
         "build_model",
-        "count_parameters",
         "empty_model",
         "get_config",
-        "gpt2_parameter_count",
-        "parameter_breakdown",
     ),
     "tokenizer": ("default_cache_dir", "get_encoding", "install_tiktoken_cache"),
     "weights": ("convert_hf_state_dict", "infer_config", "load_hf_safetensors"),

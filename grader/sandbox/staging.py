@@ -3,7 +3,8 @@
 The sandbox gets a fake venv at /venv (pyvenv.cfg, a python symlink and the
 project venv's site-packages bound read-only), the interpreter at its own
 path, and a staged copy of only the plain-Python grader packages the child
-imports. Nothing else of the project tree is visible.
+imports, with the parent-only answer modules replaced by stubs. Nothing else
+of the project tree is visible.
 
 An interpreter below a directory the slot uids cannot traverse (pyenv under
 /root) is staged as a hard-linked copy in a directory they can read; hard
@@ -15,6 +16,7 @@ from __future__ import annotations
 import atexit
 import compileall
 import os
+import py_compile
 import shutil
 import stat
 import sys
@@ -24,9 +26,45 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.sandbox.pruning import prune_stage
+
 # The packages `python -m grader.harness` and the warm worker import.
 CHILD_PACKAGES = ("harness", "exercises", "checks", "reference", "sandbox")
 CHILD_MODULES = ("__init__.py", "runner.py")
+# Answer code the child never runs (parameter counts, the HF converter, the
+# functional GPT-2 behind the fingerprints): the stage holds a stub in its
+# place, so harness modules that import names from it still load, and a
+# learner who gets past grader.harness.guard finds nothing to call.
+PARENT_ONLY = (
+    "reference/counts.py",
+    "reference/weights.py",
+    "checks/fingerprints.py",
+)
+# Modules the child runs but whose source is the solution to several
+# exercises (the reference GPT's forward pass): staged as bytecode only, so
+# a submission cannot print the reference implementation.
+SOURCELESS = ("reference/model.py",)
+_STUB = '''"""{module} runs in the trusted parent only (not staged in the sandbox)."""
+
+
+class ParentOnly:
+    """A name of a parent-only module: importable, but refuses to be used."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(f"{{self.name}} is not available in the sandbox")
+
+    def __repr__(self):
+        return f"<parent-only {{self.name}}>"
+
+
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return ParentOnly(f"{{__name__}}.{{name}}")
+'''
 GRADER_ROOT = Path(__file__).resolve().parents[1]
 
 SANDBOX_VENV = "/venv"
@@ -140,7 +178,16 @@ def _stage_grader(root: str) -> str:
             shutil.copytree(
                 GRADER_ROOT / name, os.path.join(package, name), ignore=ignore
             )
+    prune_stage(package, skip=PARENT_ONLY)  # run_case stays, check_case goes
+    for relative in PARENT_ONLY:
+        module = "grader." + relative.removesuffix(".py").replace("/", ".")
+        with open(os.path.join(package, relative), "w") as f:
+            f.write(_STUB.format(module=module))
     compileall.compile_dir(package, quiet=1)  # the sandbox cannot write .pyc
+    for relative in SOURCELESS:
+        source = os.path.join(package, relative)
+        py_compile.compile(source, cfile=source + "c", doraise=True)
+        os.remove(source)  # Python imports the bare .pyc next to it
     for directory, _, files in os.walk(stage):
         os.chmod(directory, 0o755)  # noqa: S103 - read-only in the sandbox
         for name in files:

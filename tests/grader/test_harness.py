@@ -228,6 +228,37 @@ def test_child_captures_a_correct_answer(monkeypatch):
     assert captured["value"] == 2 * 2 * 4 * 3 * 1 * 2
 
 
+def test_child_refuses_grader_imports_and_puts_the_modules_back(monkeypatch):
+    import sys
+
+    import grader.reference
+
+    code = textwrap.dedent(
+        """\
+        import sys
+
+        def kv_cache_bytes(*args):
+            try:
+                sys.modules["grader.exercises.kv_cache_bytes"]
+            except KeyError:
+                pass
+            else:
+                return -1
+            from grader.exercises.kv_cache_bytes import reference
+            return reference(*args)
+        """
+    )
+    error = run_child(monkeypatch, code)["cases"][0]["error"]
+    assert error["type"] == "ImportError"
+    assert error["message"] == (
+        "grader.exercises is not available to submissions: write the function yourself"
+    )
+    # In-process (as here), the grader's modules are back once the job is done.
+    assert sys.modules["grader.reference"] is grader.reference
+    assert "grader.exercises.kv_cache_bytes" in sys.modules
+    assert run_child(monkeypatch, KV_CODE)["cases"][0]["ok"]
+
+
 # -- SubprocessRunner (real child processes) -------------------------------------
 
 
