@@ -55,6 +55,7 @@ class Bench:
             "DEBUG": "0",
             "SECURE_COOKIES": "0",
             "SUBMISSION_RATE": "100000/min",
+            "SUBMISSION_MAX_OUTSTANDING": "100000",
         }
         self.procs: list[subprocess.Popen] = []
         self.port = free_port()

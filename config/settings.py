@@ -1,5 +1,6 @@
 """Settings, read from the environment through config.env (see README)."""
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -29,6 +30,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "axes",
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
@@ -39,6 +41,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "config.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -46,6 +49,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -87,6 +91,11 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": _VALIDATORS + "NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
+# django-axes first: it refuses locked-out credentials before a password check.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "home"
 
@@ -106,15 +115,25 @@ SESSION_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
+# HTTPS only when cookies are Secure (SECURE_COOKIES, on in production). TLS
+# ends at a proxy, which must set X-Forwarded-Proto; /healthz stays plain http
+# for the container health checks. The CSP is config.csp.
+if SESSION_COOKIE_SECURE:
+    SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", True)
+    SECURE_REDIRECT_EXEMPT = [r"^healthz"]
+    if envbool("SECURE_PROXY_HEADER", True):
+        SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 31_536_000, minimum=0)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", True)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "grader.api.auth.ExpiringTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_THROTTLE_RATES": {"submissions": envstr("SUBMISSION_RATE", "30/min")},
     "EXCEPTION_HANDLER": "grader.api.errors.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
@@ -126,6 +145,24 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
 }
+
+# API tokens (grader.api.tokens): refused this long after they were issued.
+API_TOKEN_TTL_HOURS = envint("API_TOKEN_TTL_HOURS", 720, minimum=1)
+
+# Log-in brute-force protection (quiz.login_guard, django-axes): failures per
+# username from any IP, and per IP over any usernames, within the cool-off.
+LOGIN_FAILURE_LIMIT = envint("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+LOGIN_IP_FAILURE_LIMIT = envint("LOGIN_IP_FAILURE_LIMIT", 50, minimum=1)
+LOGIN_COOLOFF_MINUTES = envint("LOGIN_COOLOFF_MINUTES", 15, minimum=1)
+AXES_HANDLER = "quiz.login_guard.TieredAxesHandler"
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_FAILURE_LIMIT = "quiz.login_guard.username_failure_limit"
+AXES_COOLOFF_TIME = timedelta(minutes=LOGIN_COOLOFF_MINUTES)
+AXES_RESET_ON_SUCCESS = True
+# Attempts while locked out do not extend the lock, so Retry-After holds.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_LOCKOUT_CALLABLE = "quiz.login_guard.lockout_response"
+AXES_DISABLE_ACCESS_LOG = True  # failures only; no row per successful log-in
 
 # Celery: Redis broker, JSON only, late acks so a killed worker's task is redelivered.
 REDIS_URL = envstr("REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -181,6 +218,18 @@ GRADING_LEASE_SECONDS = envint(
 )
 SWEEP_QUEUED_AFTER_SECONDS = envint("SWEEP_QUEUED_AFTER_SECONDS", 120, minimum=1)
 SUBMISSION_MAX_BYTES = envint("SUBMISSION_MAX_BYTES", 64 * 1024, minimum=1)
+# Enforced in grader.services.submission_create for the API and the form alike.
+SUBMISSION_RATE = envstr("SUBMISSION_RATE", "30/min")
+try:
+    from grader.rates import rate_parse
+
+    rate_parse(SUBMISSION_RATE)
+except ValueError as exc:
+    raise ImproperlyConfigured(f"SUBMISSION_RATE: {exc}") from None
+# A learner's queued + running submissions; one more is refused (429) until one
+# is graded. High enough for a learner who resubmits while waiting, low enough
+# that one learner cannot fill the queue.
+SUBMISSION_MAX_OUTSTANDING = envint("SUBMISSION_MAX_OUTSTANDING", 10, minimum=1)
 SUBMISSION_OUTPUT_MAX_CHARS = 64_000
 # The exercise page shows the reference solution after a pass or after this
 # many graded (passed or failed) attempts, so a stuck learner is not left alone.

@@ -33,11 +33,20 @@ def submission_get(*, user, submission_id) -> Submission:
 
 
 def submission_queue_position(submission: Submission) -> int | None:
-    """1 when next in line; None once a worker has it."""
+    """The submission's place among its owner's own queued submissions.
+
+    1 = the owner's next one to be graded; None once a worker has it. Only
+    the owner's rows are counted: a global position would tell every learner
+    how many submissions everyone else has waiting (how busy the course is,
+    when a classmate is working). With SUBMISSION_MAX_OUTSTANDING per learner
+    it is a small number that says which of your submissions goes first.
+    """
     if submission.status != Submission.Status.QUEUED:
         return None
     ahead = Submission.objects.filter(
-        status=Submission.Status.QUEUED, created_at__lt=submission.created_at
+        user_id=submission.user_id,
+        status=Submission.Status.QUEUED,
+        created_at__lt=submission.created_at,
     ).count()
     return ahead + 1
 

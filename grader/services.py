@@ -26,9 +26,12 @@ from django.utils import timezone
 
 from grader import review_link
 from grader.checks.result import CheckResult
+from grader.db_text import db_text_clean
 from grader.grading import Verdict, grade
 from grader.models import Exercise, Submission
 from grader.runners import runner_get
+from grader.submission_limits import SubmissionThrottled as SubmissionThrottled
+from grader.submission_limits import outstanding_check, rate_take
 from quiz.upsert import upsert
 
 log = logging.getLogger(__name__)
@@ -97,17 +100,34 @@ def exercise_grade(
 
 
 def submission_create(*, user, exercise: Exercise, code: str) -> Submission:
-    """Save a queued submission, then send its task once the row is committed."""
-    if len(code.encode("utf-8")) > settings.SUBMISSION_MAX_BYTES:
+    """Save a queued submission, then send its task once the row is committed.
+
+    Every client (API, HTML form, scripts) comes through here, so the rate
+    (SUBMISSION_RATE) and the cap on a learner's queued and running
+    submissions (SUBMISSION_MAX_OUTSTANDING) hold whichever way code arrives:
+    SubmissionThrottled (with retry_after) when either says no.
+    """
+    if len(code.encode("utf-8", "surrogatepass")) > settings.SUBMISSION_MAX_BYTES:
         raise SubmissionRejected(
-            f"the code is {len(code.encode('utf-8')):,} bytes; the limit is "
-            f"{settings.SUBMISSION_MAX_BYTES:,} bytes"
+            f"the code is {len(code.encode('utf-8', 'surrogatepass')):,} bytes; "
+            f"the limit is {settings.SUBMISSION_MAX_BYTES:,} bytes"
         )
     if "\x00" in code:
         raise SubmissionRejected("the code contains a NUL character")
+    if db_text_clean(code) != code:
+        raise SubmissionRejected(
+            "the code contains an invalid character (a lone UTF-16 surrogate)"
+        )
     from grader.tasks import grade_submission
 
+    rate_take(user_id=user.pk)
     with transaction.atomic():
+        outstanding_check(
+            user=user,
+            outstanding_qs=Submission.objects.filter(
+                user=user, status__in=(Status.QUEUED, Status.RUNNING)
+            ),
+        )
         submission = Submission.objects.create(
             user=user,
             exercise=exercise,
@@ -220,7 +240,11 @@ def submission_grade(*, submission_id: str) -> str | None:
             0.0,
             [CheckResult("grader", False, GRADER_FAILED)],
         )
-    result = verdict.to_dict()
+    # PostgreSQL refuses NUL in text and jsonb and lone surrogates anywhere:
+    # clean learner-controlled text once, here, or the save fails and the
+    # row is re-graded until it "crashed twice".
+    result = db_text_clean(verdict.to_dict())
+    limit = settings.SUBMISSION_OUTPUT_MAX_CHARS
 
     def save() -> int:
         return Submission.objects.filter(
@@ -231,8 +255,8 @@ def submission_grade(*, submission_id: str) -> str | None:
             status=verdict.status,
             score=verdict.score,
             checks=result["checks"],
-            stdout=verdict.stdout[: settings.SUBMISSION_OUTPUT_MAX_CHARS],
-            stderr=verdict.stderr[: settings.SUBMISSION_OUTPUT_MAX_CHARS],
+            stdout=result["stdout"][:limit],
+            stderr=result["stderr"][:limit],
             grade_ms=verdict.duration_ms,
             finished_at=timezone.now(),
         )

@@ -26,6 +26,7 @@ def _exercise_or_404(slug: str) -> Exercise:
 def exercise_detail(request, slug: str):
     exercise = _exercise_or_404(slug)
     code = exercise.starter
+    status, headers = 200, {}
     if request.method == "POST":
         if not request.user.is_authenticated:
             return redirect_to_login(request.get_full_path())
@@ -34,13 +35,28 @@ def exercise_detail(request, slug: str):
             submission = services.submission_create(
                 user=request.user, exercise=exercise, code=code
             )
+        except services.SubmissionThrottled as exc:
+            # The API's budget too; the code stays in the editor, nothing lost.
+            wait = exc.retry_after
+            messages.error(
+                request,
+                f"Not submitted: {exc}. Your code is kept below; try again in "
+                f"{wait} second{'s' * (wait != 1)}.",
+            )
+            status, headers = 429, {"Retry-After": str(wait)}
         except services.SubmissionRejected as exc:
             messages.error(request, str(exc))
         else:
             return redirect("submission", submission_id=submission.pk)
-    return render(
-        request, "grader/exercise.html", _exercise_context(request, exercise, code)
+    response = render(
+        request,
+        "grader/exercise.html",
+        _exercise_context(request, exercise, code),
+        status=status,
     )
+    for name, value in headers.items():
+        response[name] = value
+    return response
 
 
 def _exercise_context(request, exercise: Exercise, code: str) -> dict:

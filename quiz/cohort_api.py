@@ -23,6 +23,7 @@ from grader.api.views import ApiView
 from quiz import cohort_selectors as sel
 from quiz.analytics import cohort_analytics
 from quiz.models import Cohort
+from quiz.params import BadNumber, whole_number
 
 SUBMISSIONS_MAX_LIMIT = 1000
 
@@ -245,13 +246,12 @@ class CohortSubmissionsView(CohortApiView):
 
 
 def _int_param(params, name: str, default):
-    raw = params.get(name)
-    if raw in (None, ""):
-        return default
+    """A whole number in ASCII digits within bigint, else a 400 naming `name`."""
     try:
-        return int(raw)
-    except ValueError:
-        raise ValidationError({name: ["Must be a whole number."]}) from None
+        value = whole_number(params.get(name))
+    except BadNumber as exc:
+        raise ValidationError({name: [str(exc)]}) from None
+    return default if value is None else value
 
 
 class CohortAnalyticsView(CohortApiView):

@@ -23,6 +23,7 @@ from quiz import csv_export
 from quiz.analytics import cohort_analytics
 from quiz.cohorts import CohortError, cohort_create, cohort_join, member_remove
 from quiz.models import Cohort, CohortMembership
+from quiz.params import id_in_range
 
 
 def instructor_required(view):
@@ -40,6 +41,8 @@ def instructor_required(view):
 
 
 def _cohort_or_404(request, cohort_id) -> Cohort:
+    if not id_in_range(cohort_id):  # past bigint: no such row, not a DataError
+        raise Http404("No such cohort.")
     try:
         return sel.cohort_get(user=request.user, cohort_id=cohort_id)
     except Cohort.DoesNotExist:
@@ -114,6 +117,8 @@ def member_remove_view(request, cohort_id: int, user_id: int):
     """GET asks for confirmation (works without JS); POST removes."""
     cohort = _cohort_or_404(request, cohort_id)
     try:
+        if not id_in_range(user_id):
+            raise CohortMembership.DoesNotExist
         membership = sel.cohort_member_get(cohort=cohort, user_id=user_id)
     except CohortMembership.DoesNotExist:
         raise Http404("No such learner in this cohort.") from None
@@ -134,6 +139,8 @@ def member_remove_view(request, cohort_id: int, user_id: int):
 def learner_detail(request, cohort_id: int, user_id: int):
     cohort = _cohort_or_404(request, cohort_id)
     try:
+        if not id_in_range(user_id):
+            raise CohortMembership.DoesNotExist
         work = sel.learner_work(cohort=cohort, user_id=user_id)
     except CohortMembership.DoesNotExist:
         raise Http404("No such learner in this cohort.") from None

@@ -23,6 +23,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from quiz import progress, review
 from quiz.models import Lesson, ReviewCard
+from quiz.params import BadNumber, whole_number
 from quiz.selectors import lesson_get
 
 CHART_JS = "vendor/chart.umd.js"
@@ -56,7 +57,14 @@ def lesson_page(
     """Render a lesson with the learner's cards and any answer feedback."""
     user = request.user
     cards = progress.lesson_cards(user=user, lesson=lesson)
-    checked = progress.attempt_get(user=user, attempt_id=request.GET.get("checked"))
+    try:
+        attempt_id = whole_number(request.GET.get("checked"), minimum=1)
+    except BadNumber:
+        # A mangled link ("?checked=²", an id past bigint): still the page.
+        attempt_id = None
+        status = 400
+        page_error = page_error or "That link is broken: ?checked= names no answer."
+    checked = progress.attempt_get(user=user, attempt_id=attempt_id)
     rated = request.GET.get("rated", "")
     errors = errors or {}
     posted = posted or {}

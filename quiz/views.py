@@ -1,4 +1,5 @@
 from django.contrib.auth import login
+from django.core.exceptions import ValidationError
 from django.http import Http404
 from django.shortcuts import redirect, render
 
@@ -30,11 +31,15 @@ def signup(request):
         return redirect("home")
     form = SignupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        user = user_signup(
-            username=form.cleaned_data["username"],
-            password=form.cleaned_data["password1"],
-            email=form.cleaned_data.get("email", ""),
-        )
-        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-        return redirect("home")
+        try:
+            user = user_signup(
+                username=form.cleaned_data["username"],
+                password=form.cleaned_data["password1"],
+                email=form.cleaned_data.get("email", ""),
+            )
+        except ValidationError as refused:
+            form.add_error("username", refused)
+        else:
+            login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+            return redirect("home")
     return render(request, "registration/signup.html", {"form": form})

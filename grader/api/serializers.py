@@ -14,6 +14,7 @@ class TokenRequestSerializer(serializers.Serializer):
 
 class TokenResponseSerializer(serializers.Serializer):
     token = serializers.CharField()
+    expires_at = serializers.DateTimeField()
 
 
 class ExerciseListSerializer(serializers.ModelSerializer):
@@ -70,7 +71,9 @@ class SubmissionSerializer(serializers.ModelSerializer):
     exercise = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     checks = CheckSerializer(many=True)
     queue_position = serializers.IntegerField(
-        allow_null=True, help_text="1 = next to be graded; null once grading started."
+        allow_null=True,
+        help_text="Place among your own queued submissions (1 = your next to be "
+        "graded); null once grading started. Others' submissions are not counted.",
     )
     timings = serializers.SerializerMethodField()
 

@@ -15,7 +15,7 @@
     status.textContent = data.status;
     status.className = "status-" + data.status;
     el("queue").textContent =
-      data.queue_position ? "· position " + data.queue_position + " in the queue" : "";
+      data.queue_position ? "· position " + data.queue_position + " among your queued submissions" : "";
     el("score").textContent =
       data.score === null ? "" : "· score " + Number(data.score).toFixed(2);
   }

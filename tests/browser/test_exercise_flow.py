@@ -39,8 +39,8 @@ RIGHT = (
     "def tie_weights(model):\n    model.lm_head.weight = model.transformer.wte.weight\n"
 )
 SOLUTION_MARK = "both modules now hold the same"  # from the reference solution
-TERMINAL = (
-    "['passed', 'failed', 'error']"
+TERMINAL = (  # a function: the page's CSP refuses eval of a bare expression
+    "() => ['passed', 'failed', 'error']"
     ".includes(document.getElementById('status').textContent)"
 )
 

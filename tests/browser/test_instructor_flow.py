@@ -123,7 +123,7 @@ def test_an_instructor_sees_a_new_learners_pass_in_the_matrix(
     assert created.status == 202, created.text()
     learner.goto(base + f"/submissions/{created.json()['id']}/")
     learner.wait_for_function(
-        "['passed','failed','error'].includes("
+        "() => ['passed','failed','error'].includes("
         "document.getElementById('status').textContent)",
         timeout=180_000,
     )
@@ -146,6 +146,7 @@ def test_an_instructor_sees_a_new_learners_pass_in_the_matrix(
     assert teacher.text_content(f'{row} td[data-col="pass-rate"]').startswith("100%")
     # Chart.js (a local file, never a CDN) drew the pass-rate chart.
     teacher.wait_for_function(
-        "window.Chart && Chart.getChart(document.getElementById('exercise-chart'))"
+        "() => window.Chart"
+        " && Chart.getChart(document.getElementById('exercise-chart'))"
     )
     teacher.screenshot(path=str(ARTIFACTS / "instructor-analytics.png"), full_page=True)

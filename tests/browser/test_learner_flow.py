@@ -101,7 +101,7 @@ def test_a_learner_reads_answers_rates_and_sees_progress(page, live_server, cour
     assert answer.is_visible()
     page.click(f"#f-{follow_up.pk} button:has-text('Good')")
     page.wait_for_function(
-        f"document.querySelector('#f-{follow_up.pk} .rate-result')"
+        f"() => document.querySelector('#f-{follow_up.pk} .rate-result')"
         ".textContent.includes('Next review')"
     )
     assert page.evaluate("window.__samePage === true"), "the page reloaded"
@@ -135,7 +135,7 @@ def test_a_learner_reads_answers_rates_and_sees_progress(page, live_server, cour
     page.screenshot(path=str(ARTIFACTS / "review.png"), full_page=True)
     page.click(".review-card button:has-text('Good')")
     page.wait_for_function(
-        "document.querySelector('.review-card .rate-result')"
+        "() => document.querySelector('.review-card .rate-result')"
         ".textContent.includes('Next review')"
     )
     assert page.text_content("#nav-due-count").strip() == "0"

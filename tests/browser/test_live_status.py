@@ -56,7 +56,8 @@ def submit_and_watch(page, code: str, expected: str) -> None:
     page.wait_for_url("**/submissions/**")
     page.evaluate("window.__samePage = true")  # lost if the page reloads
     page.wait_for_function(
-        "['passed','failed','error'].includes(document.getElementById('status').textContent)",
+        "() => ['passed','failed','error']"
+        ".includes(document.getElementById('status').textContent)",
         timeout=180_000,
     )
     assert page.text_content("#status") == expected

@@ -96,6 +96,23 @@ def test_a_queued_submission_shows_its_queue_position(api, exercise):
     assert set(detail["timings"]) == {"queued_ms", "grade_ms", "total_ms"}
 
 
+def test_the_queue_position_counts_only_the_learners_own_submissions(
+    api, exercise, make_user
+):
+    other = APIClient()
+    other.force_authenticate(make_user("busy"))
+    for _ in range(2):
+        assert submit(other).status_code == 202  # queued before ours
+    mine = submit(api).json()
+    assert api.get(mine["url"]).json()["queue_position"] == 1
+    assert submit(other).status_code == 202
+    second = submit(api).json()
+    assert api.get(second["url"]).json()["queue_position"] == 2
+    Submission.objects.filter(pk=mine["id"]).update(status="running")
+    assert api.get(mine["url"]).json()["queue_position"] is None
+    assert api.get(second["url"]).json()["queue_position"] == 1
+
+
 def test_learners_see_only_their_own_submissions(api, exercise, make_user):
     url = submit(api).json()["url"]
     other = APIClient()
@@ -158,14 +175,26 @@ def test_a_nul_character_is_refused(api, exercise):
     assert response.json()["code"] == ["Null characters are not allowed."]
 
 
-def test_submissions_are_rate_limited_per_user(api, exercise, monkeypatch, make_user):
-    from rest_framework.throttling import ScopedRateThrottle
+def test_a_lone_surrogate_in_the_code_is_refused(api, exercise):
+    response = api.generic(
+        "POST",
+        reverse("api-submission-create", args=["block-param-count"]),
+        '{"code": "x = \'\\ud800\'"}',
+        content_type="application/json",
+    )
+    assert response.status_code == 400
+    assert "surrogate" in response.json()["code"][0].lower()
+    assert not Submission.objects.exists()
 
-    # The rate is read when the view runs; monkeypatch restores the original.
-    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"submissions": "3/min"})
+
+def test_submissions_are_rate_limited_per_user(api, exercise, settings, make_user):
+    # Enforced in services.submission_create; read when each submission arrives.
+    settings.SUBMISSION_RATE = "3/min"
     codes = [submit(api).status_code for _ in range(4)]
     assert codes == [202, 202, 202, 429]
-    assert "throttled" in submit(api).json()["detail"].lower()
+    response = submit(api)
+    assert "throttled" in response.json()["detail"].lower()
+    assert 1 <= int(response["Retry-After"]) <= 60
     other = APIClient()
     other.force_authenticate(make_user("bob"))
     assert submit(other).status_code == 202

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import unicodedata
 
 import pytest
 
@@ -121,3 +122,35 @@ def test_an_unreadable_file_exits_2_with_the_reason(loaded, tmp_path, setup, rea
     assert result.returncode == 2
     assert reason in result.stderr
     assert result.stdout == ""
+
+
+HOSTILE = (
+    "print('\\x1b]52;c;ZWNobyBwd25lZA==\\x07clipboard')\n"
+    "print('tie-weights: passed (score 1.00, 1 ms)')\n"
+    "print('over\\rwrite \\x9b2J \\x00 tab\\there')\n" + COPY
+)
+
+
+def test_learner_output_is_escaped_and_fenced_in_text_mode(loaded, tmp_path):
+    path = tmp_path / "hostile.py"
+    path.write_text(HOSTILE)
+    text = grade("tie-weights", str(path), "--seed", "1")
+    assert text.returncode == 0
+    lines = text.stdout.splitlines()
+    assert lines[0].startswith("tie-weights: failed (score")
+    # No control character but newline and tab reaches the terminal.
+    assert not any(
+        unicodedata.category(c) == "Cc" and c not in "\n\t" for c in text.stdout
+    )
+    assert "  | \\x1b]52;c;ZWNobyBwd25lZA==\\x07clipboard" in lines
+    assert "  | over\\x0dwrite \\x9b2J \\x00 tab\there" in lines
+    # The fake verdict is only ever shown as learner output, behind the fence.
+    assert [line for line in lines if "tie-weights: passed" in line] == [
+        "  | tie-weights: passed (score 1.00, 1 ms)"
+    ]
+    # --json is unchanged: the output exactly as printed, escaped only by JSON.
+    raw = grade("tie-weights", str(path), "--seed", "1", "--json")
+    verdict = json.loads(raw.stdout)
+    assert verdict["stdout"].startswith("\x1b]52;c;ZWNobyBwd25lZA==\x07clipboard\n")
+    assert "over\rwrite \x9b2J \x00 tab\there" in verdict["stdout"]
+    assert verdict["status"] == "failed"

@@ -36,7 +36,7 @@ def test_submitting_the_form_queues_a_submission_and_shows_it(
     assert response.status_code == 302
     assert response["Location"] == reverse("submission", args=[submission.pk])
     html = client.get(response["Location"]).content.decode()
-    assert "queued" in html and "position 1 in the queue" in html
+    assert "queued" in html and "position 1 among your queued submissions" in html
     assert 'http-equiv="refresh"' in html  # the no-JS fallback while waiting
     assert f'data-url="/api/v1/submissions/{submission.pk}/"' in html
 

@@ -174,8 +174,9 @@ def test_submissions_queued_across_a_redis_restart_are_all_graded(
 
 
 def test_many_submissions_from_many_users_are_all_graded_once(
-    stack, live_server, make_user
+    stack, live_server, make_user, settings
 ):
+    settings.SUBMISSION_MAX_OUTSTANDING = 10  # each learner queues ten at once
     users = [make_user(f"user{i}") for i in range(20)]
     stack.start_worker(concurrency=2)
     apis = [Api(live_server.url, u.username, "pw-Secret-123") for u in users]

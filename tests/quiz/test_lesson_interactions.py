@@ -252,14 +252,17 @@ def test_a_question_of_another_lesson_or_none_is_refused(client, learner, course
     assert not QuestionAttempt.objects.exists()
 
 
-def test_huge_ids_are_a_404_or_ignored_not_a_500(client, learner, course):
+def test_huge_ids_are_a_4xx_not_a_500(client, learner, course):
     client.force_login(learner)
     huge = 10**30
     assert client.post(f"/review/{huge}/rate/", {"rating": "3"}).status_code == 404
     url = f"/lessons/{course.slug}/questions/{huge}/answer/"
     assert client.post(url, {"answer": "1"}).status_code == 400
-    page = client.get(f"{course.get_absolute_url()}?checked={huge}")
-    assert page.status_code == 200
+    for bad in (huge, "²", "١٢", "-1", "1e3"):
+        page = client.get(course.get_absolute_url(), {"checked": bad})
+        assert page.status_code == 400, bad
+        html = page.content.decode()
+        assert "?checked= names no answer" in html and course.title in html
 
 
 def test_an_unknown_lesson_is_a_404_and_get_is_refused(client, learner, course):

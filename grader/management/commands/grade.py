@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 from grader import selectors
 from grader.models import Exercise
 from grader.services import exercise_grade
+from grader.terminal import fenced, terminal_escape
 
 MAX_FILE_BYTES = 1024 * 1024
 
@@ -90,9 +91,15 @@ class Command(BaseCommand):
         for check in verdict.checks:
             mark = "PASS" if check.passed else "FAIL"
             hidden = " (hidden case)" if check.hidden else ""
-            self.stdout.write(f"  {mark} {check.name}{hidden}")
+            self.stdout.write(f"  {mark} {terminal_escape(check.name)}{hidden}")
             if not check.passed:
-                for line in check.message.splitlines():
+                for line in terminal_escape(check.message).splitlines():
                     self.stdout.write(f"       {line}")
         if verdict.stdout:
-            self.stdout.write("Your code printed:\n" + verdict.stdout)
+            # Learner text: control characters escaped, every line behind "| ".
+            self.stdout.write(
+                "Your code printed (between the lines; not part of the verdict):"
+            )
+            self.stdout.write("  +--")
+            self.stdout.write(fenced(verdict.stdout))
+            self.stdout.write("  +-- end of your code's output")
