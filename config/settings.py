@@ -93,7 +93,7 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 # django-axes first: it refuses locked-out credentials before a password check.
 AUTHENTICATION_BACKENDS = [
-    "axes.backends.AxesStandaloneBackend",
+    "quiz.login_guard.AxesBackendForRequests",
     "django.contrib.auth.backends.ModelBackend",
 ]
 LOGIN_REDIRECT_URL = "home"

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from datetime import datetime, timedelta
 
+from axes.backends import AxesStandaloneBackend
 from axes.handlers.database import AxesDatabaseHandler
 from axes.handlers.proxy import AxesProxyHandler
 from axes.helpers import get_client_username, get_cool_off
@@ -30,6 +31,21 @@ from django.db.models import Sum
 from django.http import JsonResponse
 from django.shortcuts import render
 from django.utils import timezone
+
+
+class AxesBackendForRequests(AxesStandaloneBackend):
+    """django-axes' backend, applied to log-ins that come with a request.
+
+    Every web path (the log-in page, the admin, the token endpoint) passes
+    its request. An authenticate() call without one (a management command,
+    Django's test client.login()) is not a guess over the network, and is
+    left to ModelBackend instead of raising.
+    """
+
+    def authenticate(self, request, username=None, password=None, **kwargs):
+        if request is None:
+            return None
+        return super().authenticate(request, username, password, **kwargs)
 
 
 def _limits() -> list[tuple[str, int]]:

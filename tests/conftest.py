@@ -80,6 +80,26 @@ def make_user(db, django_user_model):
 
 
 @pytest.fixture
+def block_exercise(db):
+    """A published block-param-count exercise row, for API and page tests."""
+    from grader.models import Exercise
+
+    return Exercise.objects.create(
+        slug="block-param-count",
+        title="Count one block",
+        harness="block-param-count",
+        entry_point="block_param_count",
+        signature="block_param_count(n_embd) -> int",
+        prompt="Count the **parameters** of one block.",
+        starter="def block_param_count(n_embd):\n    ...\n",
+        solution=(
+            "def block_param_count(n_embd):\n    return 12 * n_embd**2 + 13 * n_embd\n"
+        ),
+        wrong_solutions=[{"name": "no biases", "code": "secret wrong code"}],
+    )
+
+
+@pytest.fixture
 def learner(make_user):
     return make_user("lea", "learner")
 

@@ -66,24 +66,12 @@ def assert_refused(response, body: str):
 
 
 @pytest.fixture
-def world(make_user, content_tree):
-    from grader.models import Exercise
-
+def world(make_user, content_tree, block_exercise):
     content_load(root=content_tree.root)
     teacher = make_user("ian", "instructor")
     learner = make_user("lea", "learner")
     cohort = cohort_create(owner=teacher, name="Spring")
     cohort_join(cohort=cohort, user=learner)
-    Exercise.objects.create(
-        slug="block-param-count",
-        title="Count one block",
-        harness="block-param-count",
-        entry_point="block_param_count",
-        signature="block_param_count(n_embd) -> int",
-        prompt="Count.",
-        starter="def block_param_count(n_embd):\n    ...\n",
-        solution="",
-    )
     web_teacher, web_learner = Client(), Client()
     web_teacher.force_login(teacher)
     web_learner.force_login(learner)

@@ -44,19 +44,7 @@ def test_html_pages_carry_a_csp_without_inline_script(client, url):
     assert rules["object-src"] == "'none'"
 
 
-def test_signed_in_pages_carry_the_csp(client, learner):
-    from grader.models import Exercise
-
-    Exercise.objects.create(
-        slug="block-param-count",
-        title="Count one block",
-        harness="block-param-count",
-        entry_point="block_param_count",
-        signature="block_param_count(n_embd) -> int",
-        prompt="Count.",
-        starter="def block_param_count(n_embd):\n    ...\n",
-        solution="",
-    )
+def test_signed_in_pages_carry_the_csp(client, learner, block_exercise):
     client.force_login(learner)
     for url in ["/progress/", "/review/", "/exercises/block-param-count/"]:
         response = client.get(url)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from grader.models import Exercise
 from quiz.cohorts import cohort_create, cohort_join
 from quiz.services import content_load
 
@@ -17,7 +16,7 @@ pytestmark = [
 
 
 @pytest.fixture
-def world(content_tree, make_user):
+def world(content_tree, make_user, block_exercise):
     content_load(root=content_tree.root)
     make_user("ada", "admin").__class__.objects.filter(username="ada").update(
         is_staff=True
@@ -26,16 +25,6 @@ def world(content_tree, make_user):
     learner = make_user("lea", "learner")
     cohort = cohort_create(owner=teacher, name="Spring")
     cohort_join(cohort=cohort, user=learner)
-    Exercise.objects.create(
-        slug="block-param-count",
-        title="Count one block",
-        harness="block-param-count",
-        entry_point="block_param_count",
-        signature="block_param_count(n_embd) -> int",
-        prompt="Count the parameters.",
-        starter="def block_param_count(n_embd):\n    ...\n",
-        solution="",
-    )
     return {"cohort": cohort}
 
 

@@ -53,7 +53,11 @@ def assert_api_locked(response, settings):
 def test_defaults_are_a_few_per_username_and_more_per_ip(settings):
     assert 5 <= settings.LOGIN_FAILURE_LIMIT <= 10
     assert settings.LOGIN_IP_FAILURE_LIMIT > settings.LOGIN_FAILURE_LIMIT
-    assert settings.AUTHENTICATION_BACKENDS[0].startswith("axes.backends.")
+    from axes.backends import AxesStandaloneBackend
+    from django.utils.module_loading import import_string
+
+    first = import_string(settings.AUTHENTICATION_BACKENDS[0])
+    assert issubclass(first, AxesStandaloneBackend)
 
 
 def test_the_token_endpoint_locks_a_username_even_for_the_right_password(
@@ -177,3 +181,10 @@ def test_refused_attempts_during_a_lock_do_not_extend_it(learner, settings):
     for _ in range(3):
         assert api_login("lea", "wrong").status_code == 429
     assert list(AccessAttempt.objects.values_list("attempt_time", flat=True)) == before
+
+
+def test_a_login_without_a_request_is_not_refused_by_the_guard(client, make_user):
+    """Django's test client (and scripts) authenticate without a request."""
+    make_user("norequest", password="pw-Secret-123")
+    assert client.login(username="norequest", password="pw-Secret-123")
+    assert not client.login(username="norequest", password="wrong")
