@@ -19,25 +19,15 @@ import pytest
 import yaml
 
 from grader.grading import grade
-from tests.sandbox.conftest import messages, needs_bwrap
+from tests.sandbox.conftest import messages
 
 REFUSED = "is not available to submissions: write the function yourself"
 EXERCISES = Path(__file__).resolve().parents[2] / "content" / "exercises"
 
 
-@pytest.fixture(scope="module")
-def cold():
-    needs_bwrap()
-    from grader.sandbox import SandboxRunner
-
-    runner = SandboxRunner(concurrency=1)
-    yield runner
-    runner.close()
-
-
 @pytest.fixture(params=["cold", "warm"])
 def runner(request):
-    return request.getfixturevalue("cold" if request.param == "cold" else "pool")
+    return request.getfixturevalue("cold_runner" if request.param == "cold" else "pool")
 
 
 def run(runner, harness: str, entry_point: str, code: str):
