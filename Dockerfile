@@ -13,10 +13,11 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY requirements.txt .
-RUN pip install --no-cache-dir -r requirements.txt
+COPY engine engine
+RUN pip install --no-cache-dir -r requirements.txt ./engine
 COPY . .
 COPY --from=assets /app/static/vendor static/vendor
-RUN python -m grader.reference.tokenizer \
+RUN python -m grading_engine.reference.tokenizer \
     && DEBUG=1 python manage.py collectstatic --no-input
 EXPOSE 8000
 CMD ["gunicorn", "config.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3"]

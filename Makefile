@@ -17,9 +17,10 @@ TEST_ENV := DATABASE_URL=postgres://postgres@127.0.0.1:5432/test \
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt | $(BIN)/python
+$(VENV)/.installed: requirements.txt requirements-dev.txt engine/pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements-dev.txt
-	$(BIN)/python -m grader.reference.tokenizer
+	$(BIN)/python -m pip install --disable-pip-version-check -q --no-deps --no-build-isolation -e ./engine
+	$(BIN)/python -m grading_engine.reference.tokenizer
 	touch $@
 
 venv: $(VENV)/.installed
@@ -46,6 +47,7 @@ run: venv assets
 
 test: venv assets system-deps services
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-cache
 	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
 	@$(MAKE) --no-print-directory doctests-portable
 	$(TEST_ENV) $(BIN)/python benchmarks/sandbox_bench.py --short
@@ -68,7 +70,7 @@ bench: venv system-deps services
 	$(TEST_ENV) $(BIN)/python benchmarks/page_bench.py
 
 lint: venv
-	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/lint-imports
 
 format: venv
 	$(BIN)/ruff format . && $(BIN)/ruff check --fix .

@@ -1,9 +1,8 @@
 """Activation bytes GPT-2 small saves for backward, against sequence length."""
 
 import torch
+from grading_engine.reference import GPT, get_config
 from torch.utils.checkpoint import checkpoint
-
-from grader.reference import GPT, get_config
 
 CAPTION = (
     "Bytes GPT-2 small's forward pass saves for backward (fp32, one sequence), "

@@ -11,8 +11,7 @@ stripe sits one step after each token's earlier occurrence.
 import math
 
 import torch
-
-from grader.reference import build_model
+from grading_engine.reference import build_model
 
 CAPTION = (
     "Attention on a sequence repeated twice: random-init GPT-2 small shows no "

@@ -8,7 +8,7 @@ independent of t) against the two attention products (4 t d). All computed
 from the reference config.
 """
 
-from grader.reference import get_config
+from grading_engine.reference import get_config
 
 CAPTION = (
     "GPT-2 small's shape: the explicit attention matrix grows as t^2 while a "

@@ -8,8 +8,7 @@ scores -> mask -> softmax, not what a trained head would look at.
 import math
 
 import torch
-
-from grader.reference import build_model, get_encoding
+from grading_engine.reference import build_model, get_encoding
 
 CAPTION = (
     "Layer 0, head 0 of GPT-2 small with random-init weights: scaled scores "

@@ -2,8 +2,7 @@
 block) against Llama-style blocks counted from their published configs."""
 
 import torch
-
-from grader.reference import Block, get_config
+from grading_engine.reference import Block, get_config
 
 CAPTION = (
     "Share of one block's parameters in attention, MLP and norms (biases counted "

@@ -1,6 +1,6 @@
 """How many UTF-8 bytes one GPT-2 token covers, for different kinds of text."""
 
-from grader.reference import get_encoding
+from grading_engine.reference import get_encoding
 
 CAPTION = (
     "UTF-8 bytes per GPT-2 token for short samples of different kinds of text: "

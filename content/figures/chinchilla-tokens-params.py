@@ -1,6 +1,6 @@
 """Tokens trained against parameters: the Chinchilla line and real models."""
 
-from grader.reference import get_config, gpt2_parameter_count
+from grading_engine.reference import get_config, gpt2_parameter_count
 
 CAPTION = (
     "Training tokens against parameters (log-log). Grey diagonals are equal "

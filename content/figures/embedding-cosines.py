@@ -2,8 +2,7 @@
 
 import torch
 import torch.nn.functional as F
-
-from grader.reference import build_model, get_config
+from grading_engine.reference import build_model, get_config
 
 CAPTION = (
     "Cosine similarity between pairs of embedding rows. Left: GPT-2 small's "

@@ -1,7 +1,7 @@
 """Embedding share against model size, GPT-2 and modern open models."""
 
-from grader.exercises.llama_param_count import PUBLISHED, config_of, reference
-from grader.reference import get_config, gpt2_parameter_count
+from grading_engine.exercises.llama_param_count import PUBLISHED, config_of, reference
+from grading_engine.reference import get_config, gpt2_parameter_count
 
 CAPTION = (
     "Share of parameters in the embedding tables against total size: GPT-2's "

@@ -1,9 +1,8 @@
 """Forward FLOPs per token of GPT-2 small, split into weights and attention."""
 
 import torch
+from grading_engine.reference import GPT, get_config
 from torch.utils.flop_counter import FlopCounterMode
-
-from grader.reference import GPT, get_config
 
 CAPTION = (
     "Forward FLOPs per token of GPT-2 small, measured with FlopCounterMode: "

@@ -6,8 +6,7 @@ exactly what the reference MLP (nn.GELU(approximate="tanh")) applies.
 
 import torch
 import torch.nn.functional as F
-
-from grader.reference import MLP, get_config
+from grading_engine.reference import MLP, get_config
 
 CAPTION = (
     "Left: ReLU, exact GELU and GPT-2's tanh approximation; right: the absolute "

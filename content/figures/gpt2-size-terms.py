@@ -1,6 +1,6 @@
 """GPT-2's four sizes split into the terms of the parameter formula."""
 
-from grader.reference import get_config, gpt2_parameter_count
+from grading_engine.reference import get_config, gpt2_parameter_count
 
 CAPTION = (
     "Parameters of the four GPT-2 sizes by formula term: the 12·L·d² block "

@@ -7,8 +7,7 @@ with each possible number of key/value heads.
 """
 
 import torch
-
-from grader.reference import get_config
+from grading_engine.reference import get_config
 
 CAPTION = (
     "Grouped-query attention: consecutive query heads share a key/value head "

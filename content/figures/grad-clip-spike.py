@@ -8,8 +8,7 @@ batches are used in both runs.
 
 import torch
 import torch.nn.functional as F
-
-from grader.reference import build_model
+from grading_engine.reference import build_model
 
 CAPTION = (
     "One batch with a gradient norm in the hundreds: without clipping it "

@@ -10,8 +10,7 @@ import math
 
 import torch
 import torch.nn.functional as F
-
-from grader.reference import build_model
+from grading_engine.reference import build_model
 
 CAPTION = (
     "GPT-2 small at init: per-position losses cluster around ln 50257 = 10.82, "

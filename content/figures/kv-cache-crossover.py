@@ -1,7 +1,7 @@
 """KV cache against weight memory as the context grows, one sequence in bf16."""
 
-from grader.exercises.kv_crossover_tokens import reference
-from grader.reference import get_config, gpt2_parameter_count
+from grading_engine.exercises.kv_crossover_tokens import reference
+from grading_engine.reference import get_config, gpt2_parameter_count
 
 CAPTION = (
     "One sequence in bf16: the KV cache (rising lines) against the weights "

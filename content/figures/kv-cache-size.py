@@ -6,7 +6,7 @@ against the weights (also fp16), as the number of sequences whose cache
 would weigh as much as the model.
 """
 
-from grader.reference import get_config, gpt2_parameter_count
+from grading_engine.reference import get_config, gpt2_parameter_count
 
 CAPTION = (
     "KV-cache size grows linearly with context: 2 x n_layer x n_embd values "

@@ -8,8 +8,7 @@ import math
 
 import torch
 import torch.nn.functional as F
-
-from grader.reference import build_model, get_encoding
+from grading_engine.reference import build_model, get_encoding
 
 TEXT = "The sky is blue and the grass is green"
 CAPTION = (

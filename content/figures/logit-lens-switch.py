@@ -7,8 +7,7 @@ each stage through ln_f and the tied head on 1,024 fresh positions.
 
 import torch
 import torch.nn.functional as F
-
-from grader.reference import build_model
+from grading_engine.reference import build_model
 
 CAPTION = (
     "Logit lens on the reference's tiny model trained on a successor rule: the "

@@ -7,8 +7,7 @@ seeded, which leaves every cosine unchanged and moves only the logits.
 
 import torch
 import torch.nn.functional as F
-
-from grader.reference import build_model
+from grading_engine.reference import build_model
 
 CAPTION = (
     "Left: logit against cosine for all 50,257 rows at the last position of "

@@ -10,8 +10,7 @@ import math
 
 import torch
 import torch.nn.functional as F
-
-from grader.reference import build_model
+from grading_engine.reference import build_model
 
 CAPTION = (
     "Warmup ramps the learning rate up over the first steps and cosine decay "

@@ -1,8 +1,7 @@
 """Token counts as GPT-2's merge list grows, for one sentence in several forms."""
 
 import tiktoken
-
-from grader.reference import get_encoding
+from grading_engine.reference import get_encoding
 
 CAPTION = (
     "Tokens needed for the same sentence as a tokenizer keeps more of GPT-2's "

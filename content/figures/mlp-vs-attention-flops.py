@@ -5,9 +5,8 @@ meta device (shapes only, no memory), so long contexts cost nothing to draw.
 """
 
 import torch
+from grading_engine.reference import Block, get_config
 from torch.utils.flop_counter import FlopCounterMode
-
-from grader.reference import Block, get_config
 
 CAPTION = (
     "Per-token forward FLOPs of one GPT-2 small block, counted on the reference "

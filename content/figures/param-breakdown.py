@@ -1,6 +1,6 @@
 """Where GPT-2 small's parameters live, counted from the built reference model."""
 
-from grader.reference import build_model
+from grading_engine.reference import build_model
 
 CAPTION = (
     "GPT-2 small's parameters by tensor group, counted on the reference model: "

@@ -2,8 +2,7 @@
 
 import torch
 import torch.nn.functional as F
-
-from grader.reference import build_model
+from grading_engine.reference import build_model
 
 CAPTION = (
     "Left: the sine columns of sinusoidal position vectors (d = 128) for the "

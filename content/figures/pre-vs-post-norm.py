@@ -3,8 +3,7 @@ init: the residual stream's std and each block's gradient norm."""
 
 import torch
 import torch.nn.functional as F
-
-from grader.reference import build_model, get_config
+from grading_engine.reference import build_model, get_config
 
 CAPTION = (
     "The same GPT-2-small-shaped weights at init, wired pre-norm (GPT-2) and "

@@ -4,8 +4,7 @@ GPT-2's 1/sqrt(2 * n_layer) scaling of the c_proj weights."""
 import math
 
 import torch
-
-from grader.reference import build_model, get_config
+from grading_engine.reference import build_model, get_config
 
 CAPTION = (
     "Std of the residual stream at initialisation, measured on the reference: "

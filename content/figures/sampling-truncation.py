@@ -9,8 +9,7 @@ GPT-2's prediction after "The sky is".
 """
 
 import torch
-
-from grader.reference import build_model, get_encoding
+from grading_engine.reference import build_model, get_encoding
 
 CAPTION = (
     "Temperature reshapes the whole distribution; top-k keeps a fixed count; "

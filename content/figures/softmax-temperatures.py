@@ -8,8 +8,7 @@ the entropy of the whole 50,257-way distribution as the temperature moves.
 import math
 
 import torch
-
-from grader.reference import build_model
+from grading_engine.reference import build_model
 
 CAPTION = (
     "Dividing the same logits by T: small T piles the mass on the top tokens, "

@@ -2,8 +2,7 @@
 the reference block with forward hooks (meta device: shapes only)."""
 
 import torch
-
-from grader.reference import Block, get_config
+from grading_engine.reference import Block, get_config
 
 CAPTION = (
     "Numbers held per position at each step of one GPT-2 small block at "

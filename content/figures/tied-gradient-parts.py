@@ -7,8 +7,7 @@ each vocabulary row's gradient from the embedding lookup and from the head.
 
 import torch
 import torch.nn.functional as F
-
-from grader.reference import build_model
+from grading_engine.reference import build_model
 
 CAPTION = (
     "Per-row gradient norms on the reference's mini config: the lookup touches "

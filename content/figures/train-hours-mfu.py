@@ -1,6 +1,6 @@
 """Hours to train GPT-2 small on 10B tokens against MFU, from the 6N rule."""
 
-from grader.reference import get_config, gpt2_parameter_count
+from grading_engine.reference import get_config, gpt2_parameter_count
 
 CAPTION = (
     "Hours to train GPT-2 small on 10 billion tokens (6N FLOPs per token) "

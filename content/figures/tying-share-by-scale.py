@@ -6,7 +6,7 @@ and key/value heads, head_dim, tie_word_embeddings) with the same formula as
 the lessons; GPT-2 sizes come from the reference configs.
 """
 
-from grader.reference import get_config, gpt2_parameter_count
+from grading_engine.reference import get_config, gpt2_parameter_count
 
 CAPTION = (
     "One V x d matrix as a share of the whole model, from published configs: "

@@ -1,6 +1,6 @@
 """What a longer context costs GPT-2 small: the position table vs attention scores."""
 
-from grader.reference import get_config, gpt2_parameter_count
+from grading_engine.reference import get_config, gpt2_parameter_count
 
 CAPTION = (
     "Growing GPT-2 small's context: the position table `wpe` adds T x 768 "

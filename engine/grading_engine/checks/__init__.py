@@ -1,0 +1,5 @@
+"""Trusted comparisons of learner results with the reference (no Django)."""
+
+from grading_engine.checks.result import CheckResult
+
+__all__ = ["CheckResult"]

@@ -1,0 +1,364 @@
+"""Name the mistake: compare a wrong answer with known wrong computations.
+
+When a learner's values are off, the parent recomputes the same case the way
+the usual mistakes would (no 1/sqrt(head_size), no causal mask, exact GELU,
+...) and reports the one the learner's output matches. The wrong
+computations live here as one functional GPT-2 with "flaws" switches, so
+attention and the full forward share them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch.nn import functional as F
+
+from grading_engine.checks.result import CheckResult, fail, likely_mistake
+from grading_engine.checks.tensors import error_report
+
+# What each diagnosis means for the learner, and how to fix it.
+MISTAKES: dict[str, str] = {
+    "missing-scale": (
+        "your output matches attention without the 1/sqrt(head_size) scale: "
+        "multiply q @ k.transpose(-2, -1) by 1 / math.sqrt(head_size) before "
+        "the softmax, or the scores grow with the head size and the softmax "
+        "saturates"
+    ),
+    "scale-by-n-embd": (
+        "your output matches attention scaled by 1/sqrt(n_embd): each head "
+        "works in head_size = n_embd // n_head dimensions, so scale by "
+        "1 / math.sqrt(head_size)"
+    ),
+    "missing-causal-mask": (
+        "your output matches attention without the causal mask: a position "
+        "may only attend to itself and earlier positions; fill the scores "
+        "above the diagonal with -inf before the softmax"
+    ),
+    "mask-after-softmax": (
+        "your output matches a mask applied after the softmax: the weights "
+        "were normalised over all positions (the future included) and then "
+        "zeroed; apply masked_fill(..., -inf) to the scores before the softmax"
+    ),
+    "softmax-wrong-axis": (
+        "your output matches a softmax over the wrong axis: the attention "
+        "weights of one query (the last axis, dim=-1) must sum to 1"
+    ),
+    "transposed-weight": (
+        "your output matches a weight used in the wrong orientation: these "
+        "weights are stored (out, in) like nn.Linear, so compute x @ W.T + b "
+        "(or F.linear(x, W, b)), not x @ W"
+    ),
+    "exact-gelu": (
+        "your output matches the MLP with the exact (erf) GELU: GPT-2 was "
+        "trained with the tanh approximation, "
+        "F.gelu(x, approximate='tanh')"
+    ),
+    "relu-activation": (
+        "your output matches the MLP with ReLU: GPT-2's MLP uses GELU with the "
+        "tanh approximation, F.gelu(x, approximate='tanh')"
+    ),
+    "layernorm-eps": (
+        "your output matches LayerNorm with a different eps: GPT-2 uses "
+        "eps=1e-5 (the nn.LayerNorm default), added to the variance inside "
+        "the square root"
+    ),
+    "layernorm-unbiased-variance": (
+        "your output matches LayerNorm with the unbiased variance (divided by "
+        "n - 1): LayerNorm divides by n; use x.var(-1, unbiased=False, "
+        "keepdim=True) or F.layer_norm"
+    ),
+    "missing-residual": (
+        "your output matches a block without a residual connection: each "
+        "sub-layer adds to the stream, x = x + attn(ln_1(x)) and "
+        "x = x + mlp(ln_2(x))"
+    ),
+    "post-norm": (
+        "your output matches the post-norm block of the original Transformer, "
+        "ln(x + sublayer(x)): GPT-2 normalises before each sub-layer, "
+        "x = x + attn(ln_1(x))"
+    ),
+    "missing-final-layernorm": (
+        "your output matches the model without ln_f: GPT-2 normalises the "
+        "residual stream once more (transformer.ln_f) before the head"
+    ),
+    "missing-position-embedding": (
+        "your output matches the token embedding alone: add the position "
+        "embedding wpe[:t] (positions 0..t-1), broadcast over the batch"
+    ),
+    "head-uses-wte": (
+        "your output matches a head that reuses transformer.wte.weight: this "
+        "model is untied, so the head has its own lm_head.weight"
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Flaws:
+    """Switches for the known mistakes; the defaults are GPT-2 done right."""
+
+    scale: str = "head_size"  # "none", "n_embd"
+    mask: str = "before"  # "none", "after"
+    softmax_dim: int = -1
+    c_proj_transposed: bool = False  # x @ W for the square (d, d) projection
+    gelu: str = "tanh"  # "exact", "relu"
+    ln_eps: float = 1e-5
+    ln_unbiased: bool = False
+    residual: bool = True
+    post_norm: bool = False
+    position: bool = True
+    ln_f: bool = True
+    head_from_wte: bool = False
+
+
+RIGHT = Flaws()
+
+# (diagnosis, flaws) for attention alone.
+ATTENTION_FLAWS: list[tuple[str, Flaws]] = [
+    ("missing-scale", Flaws(scale="none")),
+    ("scale-by-n-embd", Flaws(scale="n_embd")),
+    ("missing-causal-mask", Flaws(mask="none")),
+    ("mask-after-softmax", Flaws(mask="after")),
+    ("softmax-wrong-axis", Flaws(softmax_dim=-2)),
+    ("transposed-weight", Flaws(c_proj_transposed=True)),
+]
+
+# ... and for the whole model.
+GPT2_FLAWS: list[tuple[str, Flaws]] = ATTENTION_FLAWS + [
+    ("exact-gelu", Flaws(gelu="exact")),
+    ("relu-activation", Flaws(gelu="relu")),
+    ("layernorm-eps", Flaws(ln_eps=1e-6)),
+    ("layernorm-eps", Flaws(ln_eps=1e-12)),
+    ("layernorm-eps", Flaws(ln_eps=1e-8)),
+    ("layernorm-unbiased-variance", Flaws(ln_unbiased=True)),
+    ("missing-residual", Flaws(residual=False)),
+    ("post-norm", Flaws(post_norm=True)),
+    ("missing-final-layernorm", Flaws(ln_f=False)),
+    ("missing-position-embedding", Flaws(position=False)),
+    ("head-uses-wte", Flaws(head_from_wte=True)),
+]
+
+
+def layer_norm(x, weight, bias, flaws: Flaws = RIGHT):
+    mean = x.mean(-1, keepdim=True)
+    var = x.var(-1, keepdim=True, unbiased=flaws.ln_unbiased)
+    return (x - mean) / torch.sqrt(var + flaws.ln_eps) * weight + bias
+
+
+def attention(
+    x, c_attn_weight, c_attn_bias, c_proj_weight, c_proj_bias, n_head, flaws=RIGHT
+):
+    """Causal self-attention as plain functions, with optional flaws."""
+    b, t, d = x.shape
+    hs = d // n_head
+    q, k, v = F.linear(x, c_attn_weight, c_attn_bias).split(d, dim=2)
+    q = q.view(b, t, n_head, hs).transpose(1, 2)  # (b, nh, t, hs)
+    k = k.view(b, t, n_head, hs).transpose(1, 2)
+    v = v.view(b, t, n_head, hs).transpose(1, 2)
+    att = q @ k.transpose(-2, -1)  # (b, nh, t, t)
+    if flaws.scale == "head_size":
+        att = att / math.sqrt(hs)
+    elif flaws.scale == "n_embd":
+        att = att / math.sqrt(d)
+    causal = torch.ones(t, t, dtype=torch.bool).tril()
+    if flaws.mask == "before":
+        att = att.masked_fill(~causal, float("-inf"))
+    att = torch.softmax(att, dim=flaws.softmax_dim)
+    if flaws.mask == "after":
+        att = att.masked_fill(~causal, 0.0)
+    y = (att @ v).transpose(1, 2).contiguous().view(b, t, d)
+    if flaws.c_proj_transposed:
+        return y @ c_proj_weight + c_proj_bias
+    return F.linear(y, c_proj_weight, c_proj_bias)
+
+
+def _gelu(x, flaws: Flaws):
+    if flaws.gelu == "exact":
+        return F.gelu(x)
+    if flaws.gelu == "relu":
+        return F.relu(x)
+    return F.gelu(x, approximate="tanh")
+
+
+def n_layers(state_dict: dict) -> int:
+    """Blocks in a reference-named state dict (transformer.h.{i}.*)."""
+    ids = {int(k.split(".")[2]) for k in state_dict if k.startswith("transformer.h.")}
+    return max(ids) + 1 if ids else 0
+
+
+def gpt2_logits(idx, state_dict: dict, n_head: int, flaws: Flaws = RIGHT):
+    """GPT-2's forward pass from a reference-named state dict, with flaws."""
+    sd = state_dict
+    t = idx.shape[1]
+    x = sd["transformer.wte.weight"][idx]
+    if flaws.position:
+        x = x + sd["transformer.wpe.weight"][:t]
+
+    def ln(name, h):
+        return layer_norm(h, sd[f"{name}.weight"], sd[f"{name}.bias"], flaws)
+
+    for i in range(n_layers(sd)):
+        p = f"transformer.h.{i}"
+        attn_in = x if flaws.post_norm else ln(f"{p}.ln_1", x)
+        a = attention(
+            attn_in,
+            sd[f"{p}.attn.c_attn.weight"],
+            sd[f"{p}.attn.c_attn.bias"],
+            sd[f"{p}.attn.c_proj.weight"],
+            sd[f"{p}.attn.c_proj.bias"],
+            n_head,
+            flaws,
+        )
+        x = x + a if flaws.residual else a
+        if flaws.post_norm:
+            x = ln(f"{p}.ln_1", x)
+        mlp_in = x if flaws.post_norm else ln(f"{p}.ln_2", x)
+        hidden = _gelu(
+            F.linear(mlp_in, sd[f"{p}.mlp.c_fc.weight"], sd[f"{p}.mlp.c_fc.bias"]),
+            flaws,
+        )
+        m = F.linear(hidden, sd[f"{p}.mlp.c_proj.weight"], sd[f"{p}.mlp.c_proj.bias"])
+        x = x + m if flaws.residual else m
+        if flaws.post_norm:
+            x = ln(f"{p}.ln_2", x)
+    if flaws.ln_f:
+        x = ln("transformer.ln_f", x)
+    head = sd["transformer.wte.weight" if flaws.head_from_wte else "lm_head.weight"]
+    return x @ head.T
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A known wrong computation of one case, computed only when needed."""
+
+    diagnosis: str
+    compute: Callable[[], torch.Tensor]
+    message: str = ""
+
+    def text(self) -> str:
+        return self.message or MISTAKES.get(self.diagnosis, self.diagnosis)
+
+
+def find_match(
+    got: torch.Tensor,
+    reference: torch.Tensor,
+    variants: list[Variant],
+    *,
+    rtol: float,
+    atol: float,
+) -> tuple[Variant, float] | None:
+    """The variant `got` matches best, if any, with its max abs error.
+
+    A variant that equals the reference on this case cannot tell a mistake
+    apart, so it is skipped.
+    """
+    best = None
+    for variant in variants:
+        try:
+            value = variant.compute()
+        except Exception:  # noqa: BLE001, S112 - a flaw may not apply to this case
+            continue
+        if value.shape != got.shape:
+            continue
+        value = value.to(reference.dtype) if value.is_floating_point() else value
+        if _close(value, reference, rtol, atol):
+            continue
+        if _close(got, value, rtol, atol):
+            _, max_abs, *_ = error_report(got, value, rtol, atol)
+            if best is None or max_abs < best[1]:
+                best = (variant, max_abs)
+    return best
+
+
+def _close(a, b, rtol, atol) -> bool:
+    return bool(
+        torch.allclose(a.double(), b.double(), rtol=rtol, atol=atol, equal_nan=True)
+    )
+
+
+def fingerprint(
+    name: str,
+    got: torch.Tensor,
+    reference: torch.Tensor,
+    variants: list[Variant],
+    *,
+    rtol: float,
+    atol: float,
+    hidden: bool = False,
+    nan_agrees: bool = False,
+) -> CheckResult | None:
+    """A failed CheckResult naming the mistake `got` matches, or None.
+
+    `nan_agrees`: the mistakes themselves give NaN (a softmax over nothing),
+    so NaN in the same places is the match and the message says so.
+    """
+    match = find_match(got, reference, variants, rtol=rtol, atol=atol)
+    if match is None:
+        return None
+    variant, max_abs = match
+    if nan_agrees and math.isinf(max_abs):
+        how = "it has NaN in the same places"
+    else:
+        how = f"your output differs from that computation by at most {max_abs:.1e}"
+    return likely_mistake(
+        name, f"{variant.text()} ({how})", diagnosis=variant.diagnosis, hidden=hidden
+    )
+
+
+# Mistakes that let later positions leak into earlier outputs.
+CAUSAL_LEAKS = {"missing-causal-mask", "mask-after-softmax", "softmax-wrong-axis"}
+
+
+def causal_property(
+    name: str,
+    got: torch.Tensor,
+    future: torch.Tensor | None,
+    earlier: list[CheckResult],
+    words: tuple[str, str],
+    *,
+    rtol: float,
+    atol: float,
+    hidden: bool,
+) -> CheckResult:
+    """Earlier outputs must not move when only later inputs change.
+
+    The child calls the learner twice, the second time with the second half of
+    the sequence changed; `future` is that second output. A property, not a
+    comparison with the reference, so it catches any leak whatever its cause.
+    `earlier` are the value checks of the same output (a leak they named
+    is kept); `words` are (inputs, outputs) as the message calls them.
+    """
+    inputs, outputs = words
+    check = f"{name}: causal"
+    t = got.shape[1]
+    k = t // 2
+    if future is None or future.shape != got.shape:
+        return fail(
+            check,
+            f"a second call with the later {inputs} changed did not "
+            f"return {outputs} of the same shape",
+            hidden=hidden,
+        )
+    bad, max_abs, *_ = error_report(future[:, :k], got[:, :k], rtol, atol)
+    if bad == 0:
+        return CheckResult(
+            name=check,
+            passed=True,
+            message=f"changing {inputs} {k}..{t - 1} left the {outputs} at "
+            f"0..{k - 1} unchanged",
+            hidden=hidden,
+        )
+    return fail(
+        check,
+        f"changing only {inputs} {k}..{t - 1} changed your {outputs} at "
+        f"positions 0..{k - 1} (max change {max_abs:.1e}): the future leaks "
+        "into the past. Mask the attention scores above the diagonal with "
+        "-inf before the softmax, and normalise over the last axis",
+        diagnosis=next(
+            (r.diagnosis for r in earlier if r.diagnosis in CAUSAL_LEAKS),
+            "missing-causal-mask",
+        ),
+        hidden=hidden,
+    )

@@ -1,0 +1,424 @@
+"""Tensor checks: what came back, its dtype, finiteness and closeness.
+
+Two halves, one per side of the process boundary:
+
+* `call_learner` and `capture_tensor` run in the CHILD: they turn whatever
+  the learner's function did (returned, raised) into plain data.
+* the `check_*` functions run in the trusted PARENT on tensors that came
+  through safetensors, and write messages a learner can act on: where the
+  worst element is, how far off it is, and what usually causes it.
+"""
+
+from __future__ import annotations
+
+import traceback
+
+import torch
+
+from grading_engine.checks.result import CheckResult, fail
+from grading_engine.checks.shapes import check_shape
+
+SUBMISSION = "<submission>"  # the filename the harness compiles learner code as
+_MAX_MESSAGE = 500
+
+# dtypes safetensors can carry; anything else is reported by name only.
+_WIRE_DTYPES = {
+    torch.float64,
+    torch.float32,
+    torch.float16,
+    torch.bfloat16,
+    torch.int64,
+    torch.int32,
+    torch.int16,
+    torch.int8,
+    torch.uint8,
+    torch.bool,
+}
+
+
+# --- child side -------------------------------------------------------------
+
+
+def _safe_str(value) -> str:
+    try:
+        text = str(value)
+    except Exception:  # noqa: BLE001 - a learner's __str__ can raise
+        return "<unprintable>"
+    return text[:_MAX_MESSAGE] if isinstance(text, str) else "<unprintable>"
+
+
+def call_learner(fn, *args, **kwargs):
+    """Call the learner's function; return (value, None) or (None, error).
+
+    Catching here (not in the harness) lets the parent attach a diagnosis to
+    well-known errors, such as a matmul with a weight in the wrong
+    orientation.
+    """
+    try:
+        return fn(*args, **kwargs), None
+    except Exception as exc:  # noqa: BLE001 - SystemExit goes to the harness
+        try:
+            frames = [
+                f
+                for f in traceback.extract_tb(exc.__traceback__)
+                if f.filename == SUBMISSION
+            ]
+        except Exception:  # noqa: BLE001
+            frames = []
+        return None, {
+            "type": _safe_str(type(exc).__name__),
+            "message": _safe_str(exc),
+            "line": frames[-1].lineno if frames else None,
+        }
+
+
+def capture_tensor(value) -> tuple[dict, torch.Tensor | None]:
+    """Describe a returned value; give back a wire-safe tensor if it is one."""
+    kind = type(value)
+    info = {"type": f"{kind.__module__}.{kind.__qualname__}"[:200]}
+    if not isinstance(value, torch.Tensor):
+        return info, None
+    try:
+        info["dtype"] = str(value.dtype)
+        if value.dtype not in _WIRE_DTYPES or value.is_sparse:
+            return info, None
+        return info, value.detach().as_subclass(torch.Tensor).cpu().contiguous().clone()
+    except Exception as exc:  # noqa: BLE001 - meta tensors, odd subclasses
+        info["capture_error"] = _safe_str(exc)
+        return info, None
+
+
+def run_and_capture(fn, *args, **kwargs) -> tuple[dict, dict]:
+    """The usual run_case body: call, then capture the output as "output"."""
+    value, error = call_learner(fn, *args, **kwargs)
+    info, tensor = capture_tensor(value)
+    return {"error": error, "output": info}, (
+        {"output": tensor} if tensor is not None else {}
+    )
+
+
+def run_with_future(fn, args, future_args=None) -> tuple[dict, dict]:
+    """run_and_capture, then, if a tensor came back, a second call on
+    `future_args` (the inputs with their later positions changed), whose
+    output becomes tensors["future"] for fingerprints.causal_property."""
+    data, tensors = run_and_capture(fn, *args)
+    if "output" in tensors and future_args is not None:
+        value, _ = call_learner(fn, *future_args)
+        tensor = capture_tensor(value)[1]
+        if tensor is not None:
+            tensors["future"] = tensor
+    return data, tensors
+
+
+def capture_parts(fn, args, keys: tuple[str, ...]) -> tuple[dict, dict]:
+    """Call the learner; capture a returned tuple of tensors under `keys`.
+
+    `data["length"]` is set only when the tuple has one part per key, and
+    `data["kind"]` describes what came back, for the parent to name.
+    """
+    value, error = call_learner(fn, *args)
+    data: dict = {"error": error, "kind": capture_tensor(value)[0]}
+    tensors: dict = {}
+    if isinstance(value, (tuple, list)) and len(value) == len(keys):
+        data["length"] = len(keys)
+        for key, item in zip(keys, value, strict=True):
+            data[key], tensor = capture_tensor(item)
+            if tensor is not None:
+                tensors[key] = tensor
+    return data, tensors
+
+
+# --- parent side ------------------------------------------------------------
+
+
+def case_error(case: dict, data: dict, patterns=()) -> list[CheckResult]:
+    """[the failed check] when the learner's function raised, else []."""
+    raised = check_no_error(
+        case["name"], data.get("error"), patterns=patterns, hidden=bool(case["hidden"])
+    )
+    return [raised] if raised else []
+
+
+def missing_parts(
+    name: str, data: dict, count: int, message: str, *, hidden: bool
+) -> list[CheckResult]:
+    """[a failed check] unless a tuple of `count` parts came back (see
+    capture_parts); `message` names what did through "{kind}"."""
+    if data.get("length") == count:
+        return []
+    kind = (data.get("kind") or {}).get("type", "?")
+    return [fail(name, message.format(kind=kind), hidden=hidden)]
+
+
+def check_no_error(
+    name: str,
+    error: dict | None,
+    *,
+    patterns: list[tuple[str, str | None, str]] = (),
+    hidden: bool = False,
+) -> CheckResult | None:
+    """A failed check for an exception the learner's function raised.
+
+    `patterns` are (substring of the message, diagnosis, explanation) for
+    errors an exercise knows the cause of.
+    """
+    if not error:
+        return None
+    if not isinstance(error, dict):  # forged or malformed: still a failure
+        error = {"type": "Error", "message": _safe_str(error)}
+    kind = _safe_str(error.get("type"))
+    text = _safe_str(error.get("message"))
+    line = error.get("line")
+    where = f" (line {line})" if type(line) is int else ""
+    message = f"your function raised {kind}{where}: {text}"
+    diagnosis = None
+    for needle, pattern_diagnosis, explanation in patterns:
+        if needle.lower() in text.lower():
+            message += f" \u2014 {explanation}"
+            diagnosis = pattern_diagnosis
+            break
+    return CheckResult(
+        name=name,
+        passed=False,
+        message=message,
+        got=f"{kind}: {text}"[:200],
+        diagnosis=diagnosis,
+        hidden=hidden,
+    )
+
+
+def check_is_tensor(
+    name: str, info: dict | None, tensor, *, what: str = "a tensor", hidden=False
+) -> CheckResult | None:
+    """None when a tensor arrived, else a failed check naming what did."""
+    if isinstance(tensor, torch.Tensor):
+        return None
+    info = info if isinstance(info, dict) else {}
+    got = _safe_str(info.get("type", "nothing"))
+    dtype = info.get("dtype")
+    if dtype:
+        message = f"returned a tensor of dtype {_safe_str(dtype)}; return {what}"
+    elif got in ("builtins.NoneType", "nothing"):
+        message = f"returned None: did you forget the return statement? Return {what}"
+    else:
+        message = f"returned a {got}, expected {what} (a torch.Tensor)"
+    return CheckResult(name=name, passed=False, message=message, got=got, hidden=hidden)
+
+
+def check_dtype(
+    name: str, got: torch.Tensor, expected: torch.dtype, *, hint: str = "", hidden=False
+) -> CheckResult:
+    if got.dtype == expected:
+        return CheckResult(
+            name=name,
+            passed=True,
+            message=f"dtype {expected} as expected",
+            hidden=hidden,
+        )
+    message = f"got dtype {got.dtype}, expected {expected}"
+    if got.dtype.is_floating_point != expected.is_floating_point:
+        message += (
+            ": an integer tensor cannot carry these values"
+            if not got.dtype.is_floating_point
+            else ": the answer is an integer tensor"
+        )
+    if hint:
+        message += f"; {hint}"
+    return CheckResult(
+        name=name,
+        passed=False,
+        message=message,
+        expected=str(expected),
+        got=str(got.dtype),
+        diagnosis="wrong-dtype",
+        hidden=hidden,
+    )
+
+
+def _index(flat_index: int, shape) -> list[int]:
+    return [int(i) for i in torch.unravel_index(torch.tensor(flat_index), shape)]
+
+
+def check_finite(
+    name: str,
+    got: torch.Tensor,
+    *,
+    what: str = "the output",
+    hint: tuple[str | None, str] | None = None,
+    hidden: bool = False,
+) -> CheckResult:
+    """Fail when NaN or inf appear where the reference has none.
+
+    `hint` is (diagnosis, sentence), e.g. ("unstable-softmax", "subtract the
+    max before exp").
+    """
+    if not got.is_floating_point():
+        return CheckResult(
+            name=name, passed=True, message="integer values", hidden=hidden
+        )
+    nan, inf = torch.isnan(got), torch.isinf(got)
+    if not nan.any() and not inf.any():
+        return CheckResult(
+            name=name, passed=True, message=f"{what} is finite", hidden=hidden
+        )
+    parts = []
+    for label, mask in (("NaN", nan), ("inf", inf)):
+        count = int(mask.sum())
+        if count:
+            first = _index(int(mask.flatten().nonzero()[0]), got.shape)
+            parts.append(
+                f"{label} at {count} of {got.numel()} positions (first at {first})"
+            )
+    message = f"{what}: " + " and ".join(parts)
+    diagnosis = None
+    if hint is not None:
+        diagnosis, sentence = hint
+        message += f": {sentence}"
+    return CheckResult(
+        name=name, passed=False, message=message, diagnosis=diagnosis, hidden=hidden
+    )
+
+
+def error_report(got: torch.Tensor, expected: torch.Tensor, rtol: float, atol: float):
+    """(mismatched count, max abs error, max rel error, worst index, got, want)."""
+    g, e = got.detach().double(), expected.detach().double()
+    diff = (g - e).abs()
+    diff = torch.where(torch.isnan(diff), torch.full_like(diff, float("inf")), diff)
+    bad = diff > atol + rtol * e.abs()
+    rel = diff / e.abs().clamp_min(1e-12)
+    worst = int(diff.flatten().argmax()) if diff.numel() else 0
+    return (
+        int(bad.sum()),
+        float(diff.max()) if diff.numel() else 0.0,
+        float(rel.max()) if rel.numel() else 0.0,
+        _index(worst, got.shape) if diff.numel() else [],
+        float(g.flatten()[worst]) if diff.numel() else 0.0,
+        float(e.flatten()[worst]) if diff.numel() else 0.0,
+    )
+
+
+def check_allclose(
+    name: str,
+    got: torch.Tensor,
+    expected: torch.Tensor,
+    *,
+    rtol: float,
+    atol: float,
+    what: str = "values",
+    extra: str = "",
+    hidden: bool = False,
+) -> CheckResult:
+    """Closeness with stated tolerances, and where the worst element is."""
+    bad, max_abs, max_rel, worst, g, e = error_report(got, expected, rtol, atol)
+    tolerance = f"rtol={rtol:g}, atol={atol:g}"
+    if bad == 0:
+        message = (
+            f"{what} match the reference within {tolerance} "
+            f"(max abs error {max_abs:.1e})"
+        )
+        return CheckResult(
+            name=name,
+            passed=True,
+            message=message + (f"\n{extra}" if extra else ""),
+            hidden=hidden,
+        )
+    message = (
+        f"{what} differ from the reference at {bad} of {got.numel()} elements "
+        f"({tolerance}): max abs error {max_abs:.2e}, max rel error {max_rel:.2e}; "
+        f"worst at {worst}: got {g:.6g}, expected {e:.6g}"
+    )
+    return CheckResult(
+        name=name,
+        passed=False,
+        message=message + (f"\n{extra}" if extra else ""),
+        expected=f"{e:.6g} at {worst}",
+        got=f"{g:.6g} at {worst}",
+        hidden=hidden,
+    )
+
+
+def compare_tensor(
+    name: str,
+    info: dict | None,
+    got,
+    expected: torch.Tensor,
+    *,
+    axes,
+    sizes: dict | None = None,
+    shape_hints: dict | None = None,
+    rtol: float,
+    atol: float,
+    what: str = "the output",
+    finite_hint: tuple[str | None, str] | None = None,
+    dtype_hint: str = "",
+    extra: str = "",
+    hidden: bool = False,
+) -> list[CheckResult]:
+    """The usual chain: a tensor? its shape, dtype, finiteness, values.
+
+    Stops at the first failure that makes later checks meaningless (no
+    tensor, wrong shape); a wrong dtype still gets its values compared.
+    """
+    missing = check_is_tensor(f"{name}: type", info, got, hidden=hidden)
+    if missing:
+        return [missing]
+    shape = check_shape(
+        f"{name}: shape",
+        tuple(got.shape),
+        tuple(expected.shape),
+        axes,
+        sizes,
+        hints=shape_hints,
+        hidden=hidden,
+    )
+    results = [shape]
+    if not shape.passed:
+        return results
+    results.append(
+        check_dtype(
+            f"{name}: dtype", got, expected.dtype, hint=dtype_hint, hidden=hidden
+        )
+    )
+    if expected.is_floating_point() and torch.isfinite(expected).all():
+        finite = check_finite(
+            f"{name}: finite", got, what=what, hint=finite_hint, hidden=hidden
+        )
+        results.append(finite)
+        if not finite.passed:
+            return results
+    results.append(
+        check_allclose(
+            f"{name}: values",
+            got,
+            expected,
+            rtol=rtol,
+            atol=atol,
+            what=f"values of {what}" if what != "values" else what,
+            extra=extra,
+            hidden=hidden,
+        )
+    )
+    return results
+
+
+def failed(results: list[CheckResult]) -> bool:
+    return any(not r.passed for r in results)
+
+
+def top_tokens_report(got, expected: torch.Tensor, *, prompt: str, k: int = 5) -> str:
+    """Top-k next tokens after `prompt` (row 0, last position) of both
+    (b, t, vocab) logits, decoded side by side; "" unless the shapes match."""
+    if got is None or got.shape != expected.shape:
+        return ""
+    from grading_engine.reference.tokenizer import get_encoding
+
+    enc = get_encoding()
+
+    def top(logits: torch.Tensor) -> str:
+        ids = torch.topk(logits.double(), k).indices.tolist()
+        return ", ".join(f"{enc.decode([i])!r} ({i})" for i in ids)
+
+    return (
+        f"top-{k} next tokens after {prompt!r}: yours {top(got[0, -1])}; "
+        f"reference {top(expected[0, -1])}"
+    )

@@ -1,0 +1,273 @@
+"""clip-grad-norm: global gradient-norm clipping, written by hand.
+
+The learner gets a list of parameters whose .grad is set (or None) and
+max_norm. They must compute the L2 norm of ALL gradients taken together,
+scale every gradient in place by max_norm / (total + 1e-6) when that is
+below 1, and return the norm measured BEFORE clipping, like
+torch.nn.utils.clip_grad_norm_. The parent recomputes both the returned norm
+and every clipped gradient; the usual slips (clipping each tensor by its own
+norm, clamping values, scaling small gradients up, returning the clipped
+norm, adding norms instead of squares) each give a different, recognisable
+result.
+"""
+
+from __future__ import annotations
+
+import random
+
+import torch
+
+from grading_engine.checks.result import CheckResult, fail, likely_mistake
+from grading_engine.checks.tensors import (
+    call_learner,
+    capture_tensor,
+    case_error,
+    compare_tensor,
+    failed,
+)
+from grading_engine.harness.capture import type_name
+
+SLUG = "clip-grad-norm"
+ENTRY_POINT = "clip_grad_norm"
+SIGNATURE = "clip_grad_norm(params, max_norm) -> float"
+
+EPS = 1e-6
+RTOL, ATOL = 1e-5, 1e-7
+
+_NONE_HINT = (
+    "a parameter that took no part in the loss has .grad None: skip it "
+    "(as torch.nn.utils.clip_grad_norm_ does), do not treat it as zero"
+)
+ERRORS = [
+    ("'NoneType' object has no attribute", "none-grad", _NONE_HINT),
+    ("'NoneType' and", "none-grad", _NONE_HINT),
+    ("NoneType", "none-grad", _NONE_HINT),
+]
+
+
+def make_cases(seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    cases = [
+        {
+            "name": "a spike: norm far above max_norm=1.0",
+            "hidden": False,
+            "shapes": [[8, 4], [8], [4, 4]],
+            "scale": 5.0,
+            "max_norm": 1.0,
+            "seed": 1,
+        },
+        {
+            "name": "a calm step: norm below max_norm",
+            "hidden": False,
+            "shapes": [[6, 3], [3]],
+            "scale": 0.05,
+            "max_norm": 1.0,
+            "seed": 2,
+        },
+        {
+            "name": "hidden: one parameter without a gradient",
+            "hidden": True,
+            "shapes": [[5, 7], [7], [7, 2]],
+            "none": [1],
+            "scale": 3.0,
+            "max_norm": round(rng.uniform(0.5, 2.0), 3),
+            "seed": rng.randrange(2**31),
+        },
+    ]
+    for i in range(2):
+        n = rng.randint(2, 5)
+        shapes = [
+            [rng.randint(2, 9), rng.randint(2, 9)]
+            if rng.random() < 0.6
+            else [rng.randint(2, 9)]
+            for _ in range(n)
+        ]
+        cases.append(
+            {
+                "name": f"hidden {i + 1}",
+                "hidden": True,
+                "shapes": shapes,
+                "scale": rng.choice([0.5, 2.0, 10.0]),
+                "max_norm": rng.choice([0.25, 1.0, 5.0]),
+                "seed": rng.randrange(2**31),
+            }
+        )
+    return cases
+
+
+def inputs(case: dict) -> list[torch.Tensor]:
+    """Parameters with their gradients set; uneven scales per tensor."""
+    g = torch.Generator().manual_seed(case["seed"])
+    params = []
+    for i, shape in enumerate(case["shapes"]):
+        p = torch.nn.Parameter(torch.randn(*shape, generator=g))
+        if i not in case.get("none", []):
+            # Each tensor its own scale, so per-tensor and global clipping differ.
+            p.grad = torch.randn(*shape, generator=g) * case["scale"] * (i + 1)
+        params.append(p)
+    return params
+
+
+def run_case(fn, case: dict):
+    params = inputs(case)
+    value, error = call_learner(fn, params, case["max_norm"])
+    if error:
+        return {"error": error}, {}
+    data: dict = {"error": None, "type": type_name(value)}
+    tensors: dict = {}
+    if isinstance(value, torch.Tensor):
+        info, t = capture_tensor(value)
+        data["norm_info"] = info
+        if t is not None and t.numel() == 1:
+            data["norm"] = float(t.double().item())
+    elif type(value) is float:
+        data["norm"] = value
+    for i, p in enumerate(params):
+        if p.grad is not None:
+            tensors[f"grad{i}"] = p.grad.detach().clone()
+    return data, tensors
+
+
+def _total(grads: list[torch.Tensor]) -> float:
+    return float(torch.sqrt(sum((g.double() ** 2).sum() for g in grads)).item())
+
+
+def reference(case: dict) -> tuple[float, dict[int, torch.Tensor]]:
+    params = inputs(case)
+    grads = {i: p.grad for i, p in enumerate(params) if p.grad is not None}
+    total = _total(list(grads.values()))
+    factor = min(1.0, case["max_norm"] / (total + EPS))
+    return total, {i: g * factor for i, g in grads.items()}
+
+
+def _variant_grads(case: dict, kind: str) -> dict[int, torch.Tensor]:
+    params = inputs(case)
+    grads = {i: p.grad for i, p in enumerate(params) if p.grad is not None}
+    m = case["max_norm"]
+    if kind == "per-tensor-clipping":
+        return {i: g * min(1.0, m / (float(g.norm()) + EPS)) for i, g in grads.items()}
+    if kind == "clipped-values":
+        return {i: g.clamp(-m, m) for i, g in grads.items()}
+    if kind == "scaled-up-small-grads":
+        total = _total(list(grads.values()))
+        return {i: g * (m / (total + EPS)) for i, g in grads.items()}
+    if kind == "sum-of-norms":
+        total = sum(float(g.norm()) for g in grads.values())
+        return {i: g * min(1.0, m / (total + EPS)) for i, g in grads.items()}
+    raise ValueError(kind)
+
+
+MESSAGES = {
+    "per-tensor-clipping": (
+        "you clipped each tensor by its OWN norm: clip_grad_norm_ measures one "
+        "norm over all gradients together, sqrt(sum of every squared element), "
+        "and scales every tensor by the same factor, so the update keeps its "
+        "direction"
+    ),
+    "clipped-values": (
+        "you clamped each element to [-max_norm, max_norm]: that is value "
+        "clipping (clip_grad_value_), which changes the gradient's direction. "
+        "Norm clipping rescales the whole gradient by max_norm / total_norm"
+    ),
+    "scaled-up-small-grads": (
+        "you rescaled the gradient to norm max_norm even when it was smaller: "
+        "clipping only ever shrinks, factor = min(1, max_norm / (total + 1e-6))"
+    ),
+    "sum-of-norms": (
+        "you added the tensors' norms: the global norm is the square root of "
+        "the sum of their SQUARED norms, sqrt(sum(g.norm() ** 2))"
+    ),
+}
+
+
+def _grad_checks(name, expected, tensors, hidden) -> list[CheckResult]:
+    """Every clipped gradient against the reference's."""
+    results: list[CheckResult] = []
+    for i, want in expected.items():
+        got = tensors.get(f"grad{i}")
+        if got is None:
+            results.append(
+                fail(
+                    f"{name}: grad of parameter {i}",
+                    f"parameter {i}'s .grad is None after your call: scale each "
+                    "gradient in place (g.mul_(factor)), do not clear or replace it",
+                    hidden=hidden,
+                )
+            )
+            continue
+        results += compare_tensor(
+            f"{name}: grad of parameter {i}",
+            {"type": "torch.Tensor"},
+            got,
+            want,
+            axes=tuple(f"axis{k}" for k in range(want.dim())),
+            sizes={},
+            rtol=RTOL,
+            atol=ATOL,
+            what=f"the clipped gradient of parameter {i}",
+            hidden=hidden,
+        )
+    return results
+
+
+def _matches(tensors, grads: dict) -> bool:
+    return all(
+        isinstance(tensors.get(f"grad{i}"), torch.Tensor)
+        and tensors[f"grad{i}"].shape == v.shape
+        and torch.allclose(
+            tensors[f"grad{i}"].double(), v.double(), rtol=RTOL, atol=ATOL
+        )
+        for i, v in grads.items()
+    )
+
+
+def _grad_mistake(name, case, expected, tensors, hidden) -> list[CheckResult]:
+    """The first known clipping slip the returned gradients match."""
+    for kind, message in MESSAGES.items():
+        variant = _variant_grads(case, kind)
+        if _matches(tensors, variant) and not all(
+            torch.allclose(variant[i], expected[i]) for i in expected
+        ):
+            return [likely_mistake(name, message, diagnosis=kind, hidden=hidden)]
+    return []
+
+
+def _norm_check(name, got_norm, total, max_norm, hidden) -> CheckResult:
+    """The returned norm is the total BEFORE clipping."""
+    clipped_norm = min(total, total * max_norm / (total + EPS))
+    check = f"{name}: returned norm"
+    if abs(got_norm - total) <= RTOL * total + ATOL:
+        return CheckResult(
+            check, True, f"total norm {total:.6g} before clipping", hidden=hidden
+        )
+    if total > max_norm and abs(got_norm - clipped_norm) <= 1e-4:
+        return fail(
+            check,
+            f"you returned {got_norm:.6g}, the norm AFTER clipping: return the "
+            f"norm measured before ({total:.6g}); it is what you log to see "
+            "spikes, and after clipping it is just max_norm",
+            diagnosis="returned-clipped-norm",
+            hidden=hidden,
+        )
+    return fail(check, f"expected {total:.6g}, got {got_norm:.6g}", hidden=hidden)
+
+
+def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+    hidden, name = bool(case["hidden"]), case["name"]
+    if raised := case_error(case, data, ERRORS):
+        return raised
+    total, expected = reference(case)
+    results = _grad_checks(name, expected, tensors, hidden)
+    if failed(results):
+        return results + _grad_mistake(name, case, expected, tensors, hidden)
+    got_norm = data.get("norm")
+    if not isinstance(got_norm, float):
+        return results + [
+            fail(
+                f"{name}: returned norm",
+                f"expected the total norm as a float or a one-element tensor, got "
+                f"{data.get('type', '?')}",
+                hidden=hidden,
+            )
+        ]
+    return results + [_norm_check(name, got_norm, total, case["max_norm"], hidden)]

@@ -1,0 +1,150 @@
+"""count-params: count a model's distinct parameters, shared tensors once.
+
+The learner's function runs on GPT-2 shaped models (tied and untied) and on
+seeded random models that hold the traps: a tied embedding/head, one Linear
+registered twice, frozen parameters, an unused parameter, a 0-dim parameter
+and buffers. It is also called on every submodule, so a wrong total comes
+with a per-module breakdown showing where the count went astray.
+"""
+
+from __future__ import annotations
+
+import random
+
+import torch
+import torch.nn as nn
+
+from grading_engine.checks.result import CheckResult
+from grading_engine.checks.values import ModuleCount, parameter_count
+from grading_engine.exercises.kit.models import random_model
+from grading_engine.harness.capture import capture_int
+from grading_engine.reference import GPT, empty_model, get_config
+
+SLUG = "count-params"
+ENTRY_POINT = "count_params"
+SIGNATURE = "count_params(model) -> int"
+
+
+def make_cases(seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    cases = [
+        {"name": "gpt2, tied", "hidden": False, "config": "gpt2", "tied": True},
+        {"name": "tiny, untied", "hidden": False, "config": "tiny", "tied": False},
+        {"name": "gpt2, untied", "hidden": True, "config": "gpt2", "tied": False},
+        {"name": "mini, tied", "hidden": True, "config": "mini", "tied": True},
+    ]
+    for i in range(3):
+        cases.append(
+            {
+                "name": f"random model {i + 1}",
+                "hidden": True,
+                "random_seed": rng.randrange(2**31),
+            }
+        )
+    return cases
+
+
+# -- the models ---------------------------------------------------------------
+
+
+def _model(case: dict, *, device: str) -> nn.Module:
+    if "random_seed" in case:
+        return random_model(case["random_seed"], device=device)
+    config = get_config(case["config"], tied=case["tied"])
+    if device == "meta":
+        with torch.device("meta"):
+            model = GPT(config)
+        if config.tied:
+            model.tie_weights()
+        return model
+    # Real (uninitialised) storage: learners may dedupe by data_ptr(), which
+    # meta tensors do not have. Values do not matter for a count.
+    return empty_model(config)
+
+
+def _parts(model: nn.Module) -> list[tuple[str, nn.Module]]:
+    """The submodules a breakdown row is measured on, in forward order."""
+    if isinstance(model, GPT):
+        t = model.transformer
+        parts = [("transformer.wte", t.wte), ("transformer.wpe", t.wpe)]
+        parts += [(f"transformer.h.{i}", block) for i, block in enumerate(t.h)]
+        return parts + [("transformer.ln_f", t.ln_f), ("lm_head", model.lm_head)]
+    return list(model.named_children())
+
+
+def _distinct(params) -> dict[int, nn.Parameter]:
+    return {id(p): p for p in params}
+
+
+# -- child --------------------------------------------------------------------
+
+
+def run_case(fn, case: dict):
+    model = _model(case, device="cpu")
+    parts = _parts(model)  # taken before the call, in case it edits the model
+    data = {"total": capture_int(fn(model))}
+    data["parts"] = [[name, capture_int(fn(part))] for name, part in parts]
+    return data, {}
+
+
+# -- parent -------------------------------------------------------------------
+
+
+def _short(name: str) -> str:
+    module = name.rsplit(".", 1)[0] if "." in name else name
+    return module.removeprefix("transformer.")
+
+
+def _shared_label(model: nn.Module) -> str:
+    groups: dict[int, list[str]] = {}
+    for name, p in model.named_parameters(remove_duplicate=False):
+        groups.setdefault(id(p), []).append(_short(name))
+    shared = [names for names in groups.values() if len(names) > 1]
+    if len(shared) == 1:
+        return f"the shared {'/'.join(shared[0])} tensor"
+    return "each shared tensor"
+
+
+def _rows(model: nn.Module, captured_parts) -> list[ModuleCount]:
+    got = {}
+    if isinstance(captured_parts, list):
+        for item in captured_parts:
+            if isinstance(item, list) and len(item) == 2 and isinstance(item[0], str):
+                got[item[0]] = item[1]
+    rows, owner = [], {}
+    for name, part in _parts(model):
+        params = _distinct(part.parameters())
+        shared_with = next((owner[i] for i in params if i in owner), None)
+        for i in params:
+            owner.setdefault(i, name)
+        expected = sum(p.numel() for p in params.values())
+        rows.append(ModuleCount(name, expected, got.get(name), shared_with))
+    direct = _distinct(model.parameters(recurse=False))
+    if direct:
+        numel = sum(p.numel() for p in direct.values())
+        rows.append(ModuleCount("(the model's own parameters)", numel, None))
+    return rows
+
+
+def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+    model = _model(case, device="meta")
+    distinct = _distinct(model.parameters())
+    expected = sum(p.numel() for p in distinct.values())
+    every_use = sum(
+        p.numel() for _, p in model.named_parameters(remove_duplicate=False)
+    )
+    frozen = sum(p.numel() for p in distinct.values() if not p.requires_grad)
+    return [
+        parameter_count(
+            f"{case['name']}: parameter count",
+            data.get("total"),
+            expected=expected,
+            rows=_rows(model, data.get("parts")),
+            shared_extra=every_use - expected,
+            shared_label=_shared_label(model),
+            buffer_numel=sum(b.numel() for b in model.buffers()),
+            state_dict_total=sum(v.numel() for v in model.state_dict().values()),
+            frozen_numel=frozen,
+            hidden=case["hidden"],
+        )
+    ]

@@ -1,0 +1,198 @@
+"""embed-at-offset: embed a chunk of new tokens that starts at position `start`.
+
+During cached generation the tokens fed to the model are not at positions
+0..t-1 but at start..start+t-1, where `start` is the number of tokens
+already processed. Past the position table's last row there is nothing to
+look up, and the function must say so with a ValueError instead of
+inventing positions.
+"""
+
+from __future__ import annotations
+
+import random
+
+import torch
+
+from grading_engine.checks.answers import tensor_answer
+from grading_engine.checks.fingerprints import Variant
+from grading_engine.checks.result import CheckResult, fail
+from grading_engine.checks.tensors import case_error, run_and_capture
+from grading_engine.exercises.kit.cases import new_case
+from grading_engine.exercises.kit.embeddings import draw_table, tables
+from grading_engine.exercises.kit.sky import SKY
+from grading_engine.reference.cache import reference_model
+
+SLUG = "embed-at-offset"
+ENTRY_POINT = "embed_at"
+SIGNATURE = "embed_at(idx, wte, wpe, start) -> Tensor"
+
+RTOL, ATOL = 1e-5, 1e-6
+TOO_LONG = (
+    "no-length-check",
+    "the position table has only block_size rows, so positions at or past "
+    "block_size do not exist: check start + t <= wpe.shape[0] and raise a "
+    "ValueError that names the limit",
+)
+_ERRORS = [
+    (
+        "must match the size of tensor",
+        "positions-restart-at-zero",
+        "the position rows and the tokens disagree in length: slice exactly t "
+        "rows of wpe, starting at `start`",
+    ),
+]
+
+
+def _span(first: int, last: int) -> str:
+    return f"position {first}" if first == last else f"positions {first}..{last}"
+
+
+def preload() -> None:
+    reference_model("gpt2")
+
+
+def make_cases(seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    cases = [
+        new_case(
+            "gpt2 'The sky is' after 5 cached tokens",
+            False,
+            config="gpt2",
+            idx=[SKY],
+            start=5,
+        ),
+        new_case(
+            "tiny, first chunk (start 0)", False, config="tiny", b=2, t=4, start=0
+        ),
+        new_case(
+            "tiny, 3 tokens at position 14 of a 16-row table",
+            False,
+            config="tiny",
+            b=1,
+            t=3,
+            start=14,
+            too_long=True,
+        ),
+    ]
+    for i in range(4):
+        table, block = draw_table(rng)
+        case = new_case(f"hidden {i + 1}", True, **table)
+        case["b"] = rng.randint(1, 3)
+        case["t"] = rng.randint(1, 4)
+        if i == 3:  # one hidden case runs past the end of the table
+            case["start"] = rng.randint(block - case["t"] + 1, block)
+            case["too_long"] = True
+        else:
+            case["start"] = rng.randint(1, block - case["t"])
+        case["seed"] = rng.randrange(2**31)
+        cases.append(case)
+    return cases
+
+
+def inputs(case: dict) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]:
+    """(idx, wte, wpe, start) for a case; the same in the child and the parent."""
+    return (*tables(case), case["start"])
+
+
+def reference(idx, wte, wpe, start):
+    t = idx.shape[1]
+    return wte[idx] + wpe[start : start + t]
+
+
+def run_case(fn, case: dict):
+    return run_and_capture(fn, *inputs(case))
+
+
+def _check_refusal(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+    """The over-long case must raise ValueError, and nothing else will do."""
+    name, hidden = case["name"], bool(case["hidden"])
+    idx, _, wpe, start = inputs(case)
+    last = start + idx.shape[1] - 1
+    error = data.get("error")
+    if isinstance(error, dict) and error.get("type") == "ValueError":
+        return [
+            CheckResult(
+                name,
+                True,
+                f"refused position {last} of a {wpe.shape[0]}-row table",
+                hidden=hidden,
+            )
+        ]
+    if isinstance(error, dict):
+        got = f"{error.get('type')}: {str(error.get('message'))[:120]}"
+        message = (
+            f"the last position would be {last} but wpe has {wpe.shape[0]} rows; "
+            f"you raised {got}, which looks like an accident rather than a check: "
+            + TOO_LONG[1]
+        )
+    else:
+        got = "a tensor" if "output" in tensors else "no error"
+        message = (
+            f"the last position would be {last} but wpe has only {wpe.shape[0]} "
+            f"rows, and your function returned {got} instead of refusing. Wrapping "
+            "positions around (modulo) or clamping them feeds the model vectors "
+            "it learned for other places: " + TOO_LONG[1]
+        )
+    return [
+        fail(
+            name,
+            message,
+            expected="ValueError",
+            got=got,
+            diagnosis=TOO_LONG[0],
+            hidden=hidden,
+        )
+    ]
+
+
+def _variants(idx, wte, wpe, start) -> list[Variant]:
+    t = idx.shape[1]
+    return [
+        Variant(
+            "positions-restart-at-zero",
+            lambda: wte[idx] + wpe[:t],
+            f"your output matches {_span(0, t - 1)}: these tokens come "
+            f"after {start} cached ones, so they sit at "
+            f"{_span(start, start + t - 1)}; add wpe[start:start + t]",
+        ),
+        Variant(
+            "positions-off-by-one",
+            lambda: wte[idx] + wpe[start + 1 : start + 1 + t],
+            f"your output matches {_span(start + 1, start + t)}: the "
+            f"first new token is at position start = {start} (it is the "
+            "count of tokens before it), not start + 1",
+        ),
+        Variant(
+            "missing-position-embedding",
+            lambda: wte[idx],
+            "your output matches the token embedding alone: add the "
+            "position rows wpe[start:start + t]",
+        ),
+    ]
+
+
+def check_case(case: dict, data: dict, tensors: dict):
+    if case.get("too_long"):
+        return _check_refusal(case, data, tensors)
+    if raised := case_error(case, data, _ERRORS):
+        return raised
+    idx, wte, wpe, start = inputs(case)
+    return tensor_answer(
+        case["name"],
+        data,
+        tensors,
+        reference(idx, wte, wpe, start),
+        variants=_variants(idx, wte, wpe, start),
+        axes=("batch", "time", "n_embd"),
+        sizes={"vocab_size": wte.shape[0], "block_size": wpe.shape[0]},
+        shape_hints={
+            "replaced:time->block_size": (
+                "position-table-not-sliced",
+                "add only the t rows of wpe that belong to these tokens",
+            ),
+        },
+        rtol=RTOL,
+        atol=ATOL,
+        what="the embedding",
+        hidden=bool(case["hidden"]),
+    )

@@ -1,0 +1,123 @@
+"""embed-tokens: token embedding plus position embedding, (b, t) -> (b, t, d).
+
+The visible case uses GPT-2 small's tables and "The sky is"; hidden cases
+draw a config, a batch and a length from the attempt seed.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import torch
+
+from grading_engine.checks.answers import tensor_answer
+from grading_engine.checks.fingerprints import Variant
+from grading_engine.checks.tensors import case_error, run_and_capture
+from grading_engine.exercises.kit.cases import new_case
+from grading_engine.exercises.kit.embeddings import draw_table, tables
+from grading_engine.exercises.kit.sky import SKY
+from grading_engine.reference.cache import reference_model
+
+SLUG = "embed-tokens"
+ENTRY_POINT = "embed"
+SIGNATURE = "embed(idx, wte, wpe) -> Tensor"
+
+RTOL, ATOL = 1e-5, 1e-6
+_ERRORS = [
+    (
+        "must match the size of tensor",
+        "position-table-not-sliced",
+        "the position table has block_size rows but idx has only t columns: "
+        "add wpe[:t] (or wpe[torch.arange(t)]), not the whole table",
+    ),
+    (
+        "out of bounds",
+        "positions-from-token-ids",
+        "an index was out of range: look up wte with the token ids and wpe "
+        "with the positions 0..t-1, never wpe with the token ids",
+    ),
+]
+
+
+def preload() -> None:
+    reference_model("gpt2")
+
+
+def make_cases(seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    cases = [
+        new_case("gpt2 'The sky is'", False, config="gpt2", idx=[SKY]),
+        new_case("tiny, batch of 3", False, config="tiny", b=3, t=5),
+    ]
+    for i in range(3):
+        table, block = draw_table(rng)
+        cases.append(
+            new_case(
+                f"hidden {i + 1}",
+                True,
+                **table,
+                b=rng.randint(2, 4),
+                t=rng.randint(3, block - 1),  # never the whole table
+                seed=rng.randrange(2**31),
+            )
+        )
+    return cases
+
+
+def inputs(case: dict) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(idx, wte, wpe) for a case; the same in the child and the parent."""
+    return tables(case)
+
+
+def reference(idx, wte, wpe):
+    return wte[idx] + wpe[: idx.shape[1]]
+
+
+def run_case(fn, case: dict):
+    return run_and_capture(fn, *inputs(case))
+
+
+def _variants(idx, wte, wpe) -> list[Variant]:
+    t = idx.shape[1]
+    return [
+        Variant("missing-position-embedding", lambda: wte[idx]),
+        Variant(
+            "scaled-embedding",
+            lambda: wte[idx] * math.sqrt(wte.shape[1]) + wpe[:t],
+            "your output matches the token embedding multiplied by "
+            "sqrt(n_embd), as in the original Transformer paper: GPT-2 adds "
+            "wte[idx] + wpe[:t] with no scaling",
+        ),
+        Variant(
+            "positions-off-by-one",
+            lambda: wte[idx] + wpe[1 : t + 1],
+            "your output matches positions 1..t: positions start at 0, so add wpe[:t]",
+        ),
+    ]
+
+
+def check_case(case: dict, data: dict, tensors: dict):
+    if raised := case_error(case, data, _ERRORS):
+        return raised
+    idx, wte, wpe = inputs(case)
+    return tensor_answer(
+        case["name"],
+        data,
+        tensors,
+        reference(idx, wte, wpe),
+        variants=_variants(idx, wte, wpe),
+        axes=("batch", "time", "n_embd"),
+        sizes={"vocab_size": wte.shape[0], "block_size": wpe.shape[0]},
+        shape_hints={
+            "missing:batch": (None, "index wte with the whole (b, t) idx"),
+            "replaced:time->block_size": (
+                "position-table-not-sliced",
+                "add only the first t rows of wpe",
+            ),
+        },
+        rtol=RTOL,
+        atol=ATOL,
+        what="the embedding",
+        hidden=bool(case["hidden"]),
+    )

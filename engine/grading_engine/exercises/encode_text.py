@@ -1,0 +1,185 @@
+"""encode-text: text to GPT-2 token ids with tiktoken's "gpt2" encoding.
+
+The child has tiktoken and the GPT-2 vocabulary offline (TIKTOKEN_CACHE_DIR).
+Hidden cases mix emoji, accents, CJK, digits and odd whitespace, drawn per
+attempt, so only a real byte-level BPE gets them all right.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+
+from grading_engine.checks.int_lists import read_int_list, unreadable
+from grading_engine.checks.result import CheckResult, fail
+from grading_engine.harness.capture import capture_int_list
+from grading_engine.reference.tokenizer import get_encoding
+
+SLUG = "encode-text"
+ENTRY_POINT = "encode"
+SIGNATURE = "encode(text: str) -> list[int]"
+
+_FIXED_HIDDEN = (
+    "  two leading spaces and a trailing one ",
+    "naïve café, déjà vu",
+    "emoji 🙂🚀 and a family 👩‍👩‍👧",
+    "日本語のテキスト",
+    "tabs\tand\nnew lines\n\n\nand more",
+    "it's, we've, they'll: contractions",
+    "numbers 12345 3.14159 and 1,000,000",
+    "",
+)
+_WORDS = (
+    "the", "sky", "is", "blue", "token", "embedding", "GPT", "attention",
+    "café", "Zürich", "naïve", "über", "東京", "données", "привет", "λόγος",
+    "🙂", "🚀", "🤖", "✨", "42", "3.14", "1e-5", "don't", "I'm", "x=y+1",
+)  # fmt: skip
+_GAPS = (" ", " ", " ", "  ", "\t", "\n", "\n\n", " \n", "   ")
+
+
+def preload() -> None:
+    """Warm tiktoken's registry so a learner's get_encoding("gpt2") is instant."""
+    if os.environ.get("TIKTOKEN_CACHE_DIR"):
+        import tiktoken
+
+        tiktoken.get_encoding("gpt2")
+
+
+def _random_text(rng: random.Random) -> str:
+    parts = []
+    for _ in range(rng.randint(3, 12)):
+        word = rng.choice(_WORDS)
+        parts.append(word.capitalize() if rng.random() < 0.2 else word)
+        parts.append(rng.choice(_GAPS))
+    text = "".join(parts)
+    return text if rng.random() < 0.5 else text.strip()
+
+
+def make_cases(seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    cases = [
+        {"name": '"The sky is"', "hidden": False, "text": "The sky is"},
+        {"name": '"I ate an"', "hidden": False, "text": "I ate an"},
+    ]
+    cases += [
+        {"name": f"hidden text {i + 1}", "hidden": True, "text": text}
+        for i, text in enumerate(_FIXED_HIDDEN)
+    ]
+    cases += [
+        {"name": f"random text {i + 1}", "hidden": True, "text": _random_text(rng)}
+        for i in range(4)
+    ]
+    return cases
+
+
+def run_case(fn, case: dict):
+    return {"result": capture_int_list(fn(case["text"]))}, {}
+
+
+# -- parent -------------------------------------------------------------------
+
+
+def _token(enc, token_id) -> str:
+    if type(token_id) is not int:
+        return f"{token_id!r} (not an int)"
+    try:
+        piece = enc.decode_single_token_bytes(token_id)
+    except Exception:  # noqa: BLE001 - out-of-range ids are the learner's
+        return f"{token_id} (not a GPT-2 id)"
+    try:
+        shown = repr(piece.decode("utf-8"))
+    except UnicodeDecodeError:
+        shown = repr(piece)  # part of a multi-byte character
+    return f"{token_id} {shown}"
+
+
+def _show(enc, ids: list, limit: int = 24) -> str:
+    pieces = [_token(enc, i) for i in ids[:limit]]
+    more = f" ... ({len(ids) - limit:,} more)" if len(ids) > limit else ""
+    return "[" + " | ".join(pieces) + more + "]"
+
+
+def _diagnose(enc, text: str, got: list):
+    if got == list(text.encode("utf-8")):
+        return "utf8-bytes", (
+            "those are the text's UTF-8 bytes; BPE merges bytes into tokens, "
+            "use tiktoken.get_encoding('gpt2').encode(text)"
+        )
+    if got == [ord(ch) for ch in text]:
+        return "code-points", (
+            "those are Unicode code points (ord), not GPT-2 token ids"
+        )
+    if got == [i for word in text.split() for i in enc.encode(word)]:
+        return "split-words", (
+            "encoding word by word drops the spaces: GPT-2 keeps a word's "
+            "leading space inside its token (' sky' is 6766), so encode the "
+            "whole text at once"
+        )
+    if got == enc.encode(text.strip()):
+        return "stripped-whitespace", (
+            "leading and trailing whitespace are tokens too: do not strip the text"
+        )
+    return None, ""
+
+
+def _form_problem(name, read, expected_shown, hidden) -> CheckResult | None:
+    """A failed check when the answer is not a list of plain ints."""
+    if read.not_a_list:
+        shown, kind = read.not_a_list
+        return fail(
+            name,
+            f"expected a list of ints, got {shown} of type {kind}",
+            expected=expected_shown,
+            got=f"{shown} ({kind})",
+            diagnosis="not-a-list",
+            hidden=hidden,
+        )
+    if read.unreadable:
+        return unreadable(name)
+    if read.bad_item:
+        bad = read.bad_item
+        return fail(
+            name,
+            f"every id must be a plain int; got {bad.get('repr')} of type "
+            f"{bad.get('type')}",
+            expected="list[int]",
+            got=f"a list holding {bad.get('type')}",
+            diagnosis="not-an-int",
+            hidden=hidden,
+        )
+    return None
+
+
+def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+    enc = get_encoding()
+    text, hidden = case["text"], case["hidden"]
+    name = f"{case['name']}: token ids"
+    expected = enc.encode(text)
+    read = read_int_list(data.get("result"))
+    if problem := _form_problem(name, read, _show(enc, expected), hidden):
+        return [problem]
+    got = read.values if read.complete else read.values + ["..."]  # cut short
+    if got == expected:
+        return [CheckResult(name, True, f"{len(got)} ids, all right", hidden=hidden)]
+    diagnosis, hint = _diagnose(enc, text, got)
+    first = next(
+        (k for k, (a, b) in enumerate(zip(expected, got, strict=False)) if a != b),
+        min(len(expected), len(got)),
+    )
+    message = (
+        f"for {text!r} the ids differ from position {first}"
+        f" (expected {len(expected)} ids, got {len(got)})"
+    )
+    if hint:
+        message += f": {hint}"
+    message += f"\n\nexpected {_show(enc, expected)}\ngot      {_show(enc, got)}"
+    return [
+        fail(
+            name,
+            message,
+            expected=str(expected)[:500],
+            got=str(got)[:500],
+            diagnosis=diagnosis,
+            hidden=hidden,
+        )
+    ]

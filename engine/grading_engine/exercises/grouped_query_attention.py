@@ -1,0 +1,148 @@
+"""grouped-query-attention: causal attention with fewer key/value heads.
+
+q has n_head heads, k and v have n_kv_head, and n_head is a multiple of
+n_kv_head. Query head h reads key/value head h // (n_head // n_kv_head):
+consecutive query heads share one key/value head, as in Ainslie et al.
+(2023) and Hugging Face's `repeat_kv`. Cases cover GQA, MQA (one key/value
+head) and plain multi-head attention (as many key/value heads as queries).
+"""
+
+from __future__ import annotations
+
+import random
+
+import torch
+
+from grading_engine.checks import heads
+from grading_engine.checks.answers import tensor_answer
+from grading_engine.checks.fingerprints import Variant
+from grading_engine.checks.tensors import case_error, run_and_capture
+from grading_engine.exercises.kit.cases import new_case, normal, size_cases
+
+SLUG = "grouped-query-attention"
+ENTRY_POINT = "grouped_query_attention"
+SIGNATURE = "grouped_query_attention(q, k, v) -> Tensor"
+
+RTOL, ATOL = 1e-4, 1e-5
+
+ERRORS = [
+    (
+        "must match the size of tensor b",
+        "kv-heads-not-repeated",
+        "q has n_head heads but k and v have n_kv_head: give every query head "
+        "its group's key/value head first, e.g. "
+        "k.repeat_interleave(n_head // n_kv_head, dim=1)",
+    ),
+]
+
+MESSAGES = {
+    "kv-heads-tiled": (
+        "your output matches key/value heads repeated as a block (k.repeat(1, "
+        "n_rep, 1, 1)), which gives query head h the key/value head h % "
+        "n_kv_head. Groups are consecutive: query heads 0..n_rep-1 share "
+        "key/value head 0, so use k.repeat_interleave(n_rep, dim=1)"
+    ),
+    "missing-causal-mask": (
+        "your output matches attention without the causal mask: position i "
+        "may only attend to positions j <= i"
+    ),
+    "missing-scale": (
+        "your output matches attention without 1/sqrt(head_size): scale the "
+        "scores before the softmax"
+    ),
+}
+
+
+def make_cases(seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    cases = [
+        new_case("GQA: 12 query heads, 4 kv heads", False, nh=12, nkv=4),
+        new_case("MQA: 8 query heads, 1 kv head", False, nh=8, nkv=1),
+        new_case("MHA: 4 and 4", False, nh=4, nkv=4),
+    ]
+    for i in range(2):
+        nkv = rng.choice([2, 3, 4])
+        cases.append(
+            new_case(f"hidden {i + 1}", True, nh=nkv * rng.choice([2, 3, 4]), nkv=nkv)
+        )
+    return size_cases(
+        cases,
+        rng,
+        {"b": 2, "t": 5, "hs": 8},
+        lambda: {
+            "b": rng.randint(1, 2),
+            "t": rng.randint(4, 9),
+            "hs": rng.choice([8, 16]),
+        },
+    )
+
+
+def inputs(case: dict) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    b, t, hs = case["b"], case["t"], case["hs"]
+    return tuple(
+        normal(
+            case["seed"],
+            (b, case["nh"], t, hs),
+            (b, case["nkv"], t, hs),
+            (b, case["nkv"], t, hs),
+        )
+    )
+
+
+def attend(q, k, v, *, repeat="interleave", mask=True, scale=True) -> torch.Tensor:
+    """Each query head's group of keys and values, then causal attention."""
+    rep = q.shape[1] // k.shape[1]
+    if repeat == "interleave":
+        k, v = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)
+    else:
+        k, v = k.repeat(1, rep, 1, 1), v.repeat(1, rep, 1, 1)
+    return heads.attend(
+        q,
+        k,
+        v,
+        scale="d_k" if scale else "none",
+        mask="causal" if mask else None,
+    ).float()
+
+
+def run_case(fn, case: dict):
+    return run_and_capture(fn, *inputs(case))
+
+
+def _variants(q, k, v) -> list[Variant]:
+    return [
+        Variant(
+            "kv-heads-tiled",
+            lambda: attend(q, k, v, repeat="tile"),
+            MESSAGES["kv-heads-tiled"],
+        ),
+        Variant(
+            "missing-causal-mask",
+            lambda: attend(q, k, v, mask=False),
+            MESSAGES["missing-causal-mask"],
+        ),
+        Variant(
+            "missing-scale",
+            lambda: attend(q, k, v, scale=False),
+            MESSAGES["missing-scale"],
+        ),
+    ]
+
+
+def check_case(case: dict, data: dict, tensors: dict):
+    if raised := case_error(case, data, ERRORS):
+        return raised
+    q, k, v = inputs(case)
+    return tensor_answer(
+        case["name"],
+        data,
+        tensors,
+        attend(q, k, v),
+        variants=_variants(q, k, v),
+        axes=("batch", "n_head", "time", "head_size"),
+        sizes={"n_kv_head": case["nkv"]},
+        rtol=RTOL,
+        atol=ATOL,
+        what="the attention output",
+        hidden=bool(case["hidden"]),
+    )

@@ -1,0 +1,200 @@
+"""kv-cache-step: one decoding step of attention against a KV cache.
+
+The learner appends the new keys and values to the cache along the time
+axis and lets the new queries attend over past and new positions, new query
+i sitting at position t_past + i. Cases cover a prefill (empty cache), one
+new token, and several new tokens at once (chunked prefill), where the mask
+needs its offset.
+"""
+
+from __future__ import annotations
+
+import random
+
+import torch
+
+from grading_engine.checks import heads
+from grading_engine.checks.answers import tensor_answer
+from grading_engine.checks.fingerprints import Variant
+from grading_engine.checks.result import CheckResult, likely_mistake
+from grading_engine.checks.tensors import (
+    capture_parts,
+    case_error,
+    failed,
+    missing_parts,
+)
+from grading_engine.exercises.kit.cases import new_case, normal, size_cases
+
+SLUG = "kv-cache-step"
+ENTRY_POINT = "attend_with_cache"
+SIGNATURE = (
+    "attend_with_cache(q, k_new, v_new, k_cache, v_cache) -> "
+    "tuple[Tensor, Tensor, Tensor]"
+)
+
+RTOL, ATOL = 1e-4, 1e-5
+OUTPUTS = ("y", "k_all", "v_all")
+NOT_A_TRIPLE = (
+    "expected a triple (y, k_all, v_all), got a {kind}: return the "
+    "output and both extended caches"
+)
+
+ERRORS = [
+    (
+        "sizes of tensors must match except in dimension 1",
+        "cat-wrong-axis",
+        "the cache and the new keys differ in length, and dim 1 is the head "
+        "axis of (b, n_head, t, head_size): append along time, "
+        "torch.cat([k_cache, k_new], dim=2)",
+    ),
+]
+
+MESSAGES = {
+    "new-token-not-attended": (
+        "your output matches attention over the cache alone: the new "
+        "positions must also see themselves (and the earlier new ones), so "
+        "append k_new and v_new BEFORE attending"
+    ),
+    "mask-not-offset": (
+        "your output matches a square causal mask that ignores the cache: new "
+        "query i is position t_past + i and may see keys 0 .. t_past + i, so "
+        "build the mask with .tril(diagonal=t_past)"
+    ),
+    "missing-causal-mask": (
+        "your output matches attention with no mask: with several new tokens, "
+        "new token i must not see new tokens after it"
+    ),
+    "missing-scale": (
+        "your output matches attention without 1/sqrt(head_size): scale the "
+        "scores before the softmax"
+    ),
+}
+
+
+def make_cases(seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    cases = [
+        new_case("prefill: empty cache, 5 tokens", False, past=0, new=5),
+        new_case("one new token over 6 cached", False, past=6, new=1),
+        new_case("3 new tokens over 4 cached", False, past=4, new=3),
+        new_case("hidden: one token", True, past=rng.randint(7, 20), new=1),
+    ]
+    for i in range(2):
+        cases.append(
+            new_case(
+                f"hidden chunk {i + 1}",
+                True,
+                past=rng.randint(2, 12),
+                new=rng.randint(2, 6),
+            )
+        )
+    return size_cases(
+        cases,
+        rng,
+        {"b": 2, "nh": 2, "hs": 8},
+        lambda: {
+            "b": rng.randint(1, 2),
+            "nh": rng.choice([2, 3, 4]),
+            "hs": rng.choice([8, 16]),
+        },
+    )
+
+
+def inputs(case: dict) -> list[torch.Tensor]:
+    """[q, k_new, v_new, k_cache, v_cache], all (b, n_head, t, head_size)."""
+    b, nh, hs = case["b"], case["nh"], case["hs"]
+    new, past = (b, nh, case["new"], hs), (b, nh, case["past"], hs)
+    return normal(case["seed"], new, new, new, past, past)
+
+
+def attend(q, k, v, *, mask: str | None = "causal", scale: bool = True):
+    return heads.attend(q, k, v, scale="d_k" if scale else "none", mask=mask).float()
+
+
+def reference(args):
+    q, k_new, v_new, k_cache, v_cache = args
+    k_all = torch.cat([k_cache, k_new], dim=2)
+    v_all = torch.cat([v_cache, v_new], dim=2)
+    return attend(q, k_all, v_all), k_all, v_all
+
+
+def run_case(fn, case: dict):
+    return capture_parts(fn, inputs(case), OUTPUTS)
+
+
+def _cache_mistake(name, key, got, args, hidden) -> list[CheckResult]:
+    """The new entries put in front of the cache instead of after it."""
+    _, k_new, v_new, k_cache, v_cache = args
+    new, old = (k_new, k_cache) if key == "k_all" else (v_new, v_cache)
+    if not old.shape[2]:
+        return []  # an empty cache: both orders are the same
+    swapped = torch.cat([new, old], dim=2)
+    if got.shape == swapped.shape and torch.equal(got, swapped):
+        return [
+            likely_mistake(
+                f"{name}: {key}",
+                "the new entries are in front of the cache: position order is "
+                "time order, so append at the end, torch.cat([cache, new], dim=2)",
+                diagnosis="cache-order",
+                hidden=hidden,
+            )
+        ]
+    return []
+
+
+def _variants(args, expected: dict) -> list[Variant]:
+    q, _, _, k_cache, v_cache = args
+    k_all, v_all = expected["k_all"], expected["v_all"]
+    return [
+        Variant(
+            "new-token-not-attended",
+            lambda: attend(q, k_cache, v_cache, mask=None),
+            MESSAGES["new-token-not-attended"],
+        ),
+        Variant(
+            "mask-not-offset",
+            lambda: attend(q, k_all, v_all, mask="square"),
+            MESSAGES["mask-not-offset"],
+        ),
+        Variant(
+            "missing-causal-mask",
+            lambda: attend(q, k_all, v_all, mask=None),
+            MESSAGES["missing-causal-mask"],
+        ),
+        Variant(
+            "missing-scale",
+            lambda: attend(q, k_all, v_all, scale=False),
+            MESSAGES["missing-scale"],
+        ),
+    ]
+
+
+def check_case(case: dict, data: dict, tensors: dict):
+    hidden, name = bool(case["hidden"]), case["name"]
+    if raised := case_error(case, data, ERRORS):
+        return raised
+    if missing := missing_parts(name, data, 3, NOT_A_TRIPLE, hidden=hidden):
+        return missing
+    args = inputs(case)
+    expected = dict(zip(OUTPUTS, reference(args), strict=True))
+    results = []
+    for key in OUTPUTS:
+        found = tensor_answer(
+            f"{name}: {key}",
+            data,
+            tensors,
+            expected[key],
+            key=key,
+            variants=_variants(args, expected) if key == "y" else (),
+            axes=("batch", "n_head", "time", "head_size"),
+            sizes={"t_past": case["past"], "t_new": case["new"]},
+            rtol=RTOL,
+            atol=ATOL,
+            what="the attention output" if key == "y" else f"the extended {key}",
+            hidden=hidden,
+        )
+        results += found
+        got = tensors.get(key)
+        if key != "y" and failed(found) and isinstance(got, torch.Tensor):
+            results += _cache_mistake(name, key, got, args, hidden)
+    return results

@@ -1,0 +1,104 @@
+"""kv-crossover-tokens: the context at which the KV cache outgrows the weights.
+
+Weights cost n_params x weight bytes once; the cache costs
+batch x 2 x n_layer x n_kv_heads x head_dim x cache bytes per token. The
+answer is the smallest whole number of tokens where cache >= weights.
+"""
+
+from __future__ import annotations
+
+import random
+from functools import partial
+
+from grading_engine.checks.answers import int_answer
+from grading_engine.checks.result import CheckResult
+from grading_engine.exercises.kit.args import args_case, int_result
+
+SLUG = "kv-crossover-tokens"
+ENTRY_POINT = "kv_crossover_tokens"
+SIGNATURE = (
+    "kv_crossover_tokens(n_params, n_layer, n_kv_heads, head_dim, batch_size, "
+    "weight_bytes, cache_bytes) -> int"
+)
+_ARGS = ("n_params", "n_layer", "n_kv_heads", "head_dim", "batch_size",
+         "weight_bytes", "cache_bytes")  # fmt: skip
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def reference(n_params, n_layer, n_kv_heads, head_dim, batch_size, weight_bytes,
+              cache_bytes) -> int:  # fmt: skip
+    per_token = batch_size * 2 * n_layer * n_kv_heads * head_dim * cache_bytes
+    return _ceil_div(n_params * weight_bytes, per_token)
+
+
+_case = partial(args_case, _ARGS)
+
+
+def make_cases(seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    cases = [
+        _case("GPT-2 small, bf16, one sequence", False, n_params=124_439_808,
+              n_layer=12, n_kv_heads=12, head_dim=64, batch_size=1,
+              weight_bytes=2, cache_bytes=2),
+        _case("Llama 3.1 8B, bf16, batch 8", False, n_params=8_030_261_248,
+              n_layer=32, n_kv_heads=8, head_dim=128, batch_size=8,
+              weight_bytes=2, cache_bytes=2),
+        _case("GPT-2 xl, int8 weights, fp16 cache, batch 4", True,
+              n_params=1_557_611_200, n_layer=48, n_kv_heads=25, head_dim=64,
+              batch_size=4, weight_bytes=1, cache_bytes=2),
+    ]  # fmt: skip
+    for i in range(4):
+        cases.append(
+            _case(
+                f"random model {i + 1}",
+                True,
+                n_params=rng.randint(10**7, 10**11),
+                n_layer=rng.randint(4, 96),
+                n_kv_heads=rng.choice([1, 2, 4, 8, 16]),
+                head_dim=rng.choice([64, 96, 128]),
+                batch_size=rng.randint(2, 64),
+                weight_bytes=rng.choice([1, 2, 4]),
+                cache_bytes=rng.choice([1, 2]),
+            )
+        )
+    return cases
+
+
+def run_case(fn, case: dict):
+    return int_result(fn, case, _ARGS)
+
+
+def _slips(a: dict) -> list[tuple[int, str, str]]:
+    weights = a["n_params"] * a["weight_bytes"]
+    per_seq = 2 * a["n_layer"] * a["n_kv_heads"] * a["head_dim"] * a["cache_bytes"]
+    return [
+        (
+            _ceil_div(weights, a["batch_size"] * per_seq // 2),
+            "forgot-k-or-v",
+            "every layer caches a key AND a value per token",
+        ),
+        (
+            _ceil_div(weights, per_seq),
+            "forgot-batch",
+            "each sequence in the batch has its own cache; the weights are shared",
+        ),
+        (
+            weights // (a["batch_size"] * per_seq),
+            "rounded-down",
+            "round up: the cache is smaller than the weights until the next "
+            "whole token",
+        ),
+        (
+            _ceil_div(a["n_params"], a["batch_size"] * per_seq // a["cache_bytes"]),
+            "ignored-bytes",
+            "compare bytes with bytes: weights and cache may use different dtypes",
+        ),
+    ]
+
+
+def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+    a = case["args"]
+    return int_answer(case, data, "tokens", reference(**a), _slips(a))

@@ -1,0 +1,168 @@
+"""lm-cross-entropy: the mean next-token loss, in nats, from raw logits.
+
+loss = mean over (b, t) of -log softmax(logits[b, t])[targets[b, t]]. The
+visible GPT-2 case scores "The sky is" -> " sky is blue" on the seeded
+reference: about 11.5 over three positions, near ln(50257) = 10.82 as an
+untrained model should be. Hidden cases
+include logits in the hundreds, where log(softmax(z)) rounds a probability
+to 0 and returns inf, so only a log-softmax computed stably passes.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import torch
+
+from grading_engine.checks.answers import finite_answer, not_reduced, tensor_answer
+from grading_engine.checks.fingerprints import Variant
+from grading_engine.checks.tensors import case_error, run_and_capture
+from grading_engine.exercises.kit.cases import new_case
+from grading_engine.exercises.kit.logits import draw_logits_cases, random_logits
+from grading_engine.exercises.kit.sky import gpt2_head, sky_hidden_state
+
+SLUG = "lm-cross-entropy"
+ENTRY_POINT = "lm_cross_entropy"
+SIGNATURE = "lm_cross_entropy(logits, targets) -> Tensor"
+
+SKY_NEXT = [6766, 318, 4171]  # " sky", " is", " blue"
+RTOL, ATOL = 1e-4, 1e-5
+UNSTABLE = (
+    "unstable-log-softmax",
+    "a probability rounded to 0 (or exp overflowed) before the log: compute "
+    "log-probabilities as z - logsumexp(z) (torch.log_softmax or "
+    "F.cross_entropy), never log(softmax(z))",
+)
+
+
+NOT_REDUCED = (
+    "you returned one loss per position: reduce them to a single "
+    "number with .mean() (a 0-dimensional tensor)"
+)
+
+ERRORS = [
+    (
+        "expected target size",
+        "class-axis",
+        "F.cross_entropy reads axis 1 as the classes, which for (b, t, V) "
+        "logits is time: flatten to (b * t, V) logits and (b * t,) targets, "
+        "or move the vocabulary to axis 1 with logits.transpose(1, 2)",
+    ),
+]
+
+
+def preload() -> None:
+    sky_hidden_state()
+
+
+def make_cases(seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    cases: list[dict] = [
+        new_case("gpt2 'The sky is' -> ' sky is blue'", False, gpt2=True),
+        new_case("(2, 5, 97) logits", False, shape=[2, 5, 97], scale=2.0, seed=1),
+        new_case(
+            "hidden logits in the hundreds",
+            True,
+            shape=[rng.randint(2, 3), rng.randint(4, 7), rng.choice([89, 131])],
+            scale=300.0,
+            seed=rng.randrange(2**31),
+            worst_targets=True,
+        ),
+    ]
+    return cases + draw_logits_cases(
+        rng,
+        "hidden",
+        batch=(2, 4),
+        time=(5, 12),
+        vocab=[53, 89, 211, 257],
+    )
+
+
+def inputs(case: dict) -> tuple[torch.Tensor, torch.Tensor]:
+    if case.get("gpt2"):
+        with torch.no_grad():
+            logits = sky_hidden_state() @ gpt2_head().T
+        return logits, torch.tensor([SKY_NEXT])
+    logits, targets = random_logits(case)
+    if case.get("worst_targets"):
+        # The least likely token at every other position: its probability
+        # is far below float32's smallest positive number.
+        targets[:, ::2] = logits[:, ::2].argmin(dim=-1)
+    return logits, targets
+
+
+def run_case(fn, case: dict):
+    return run_and_capture(fn, *inputs(case))
+
+
+def reference(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    logp = torch.log_softmax(logits.double(), dim=-1)
+    return -logp.gather(-1, targets.unsqueeze(-1)).mean()
+
+
+def _variants(logits: torch.Tensor, targets: torch.Tensor) -> list[Variant]:
+    z = logits.double()
+    logp = torch.log_softmax(z, dim=-1)
+    picked = -logp.gather(-1, targets.unsqueeze(-1))
+    return [
+        Variant(
+            "summed-not-averaged",
+            lambda: picked.sum(),
+            "your loss is the SUM over positions: average it (divide by b * t), "
+            "so the loss does not grow with batch size or sequence length",
+        ),
+        Variant(
+            "bits-not-nats",
+            lambda: picked.mean() / math.log(2),
+            "your loss is in bits (log base 2): cross-entropy in PyTorch and in "
+            "papers' 'loss' curves uses the natural log (nats); bits = nats / ln 2",
+        ),
+        Variant(
+            "softmax-wrong-axis",
+            lambda: -torch.log_softmax(z, dim=1)
+            .gather(-1, targets.unsqueeze(-1))
+            .mean(),
+            "your log-softmax normalises over the time axis: normalise over the "
+            "vocabulary, the last axis (dim=-1)",
+        ),
+        Variant(
+            "negative-loss",
+            lambda: -picked.mean(),
+            "your loss has the wrong sign: it is the NEGATIVE log-probability of "
+            "the target, a positive number that falls as the model improves",
+        ),
+        Variant(
+            "mean-over-vocabulary",
+            lambda: -logp.mean(),
+            "your loss averages -log p over every vocabulary entry: take only the "
+            "target's log-probability at each position (gather with targets)",
+        ),
+    ]
+
+
+def check_case(case: dict, data: dict, tensors: dict):
+    hidden, name = bool(case["hidden"]), case["name"]
+    if raised := case_error(case, data, ERRORS):
+        return raised
+    logits, targets = inputs(case)
+    expected = reference(logits, targets).float()
+    results = tensor_answer(
+        name,
+        data,
+        tensors,
+        expected,
+        variants=lambda: _variants(logits, targets),
+        when=finite_answer,  # else check_finite already named unstable-log-softmax
+        axes=(),
+        sizes={},
+        rtol=RTOL,
+        atol=ATOL,
+        what="the loss",
+        finite_hint=UNSTABLE,
+        dtype_hint="keep the logits' float32",
+        hidden=hidden,
+    )
+    return results + not_reduced(
+        name, tensors.get("output"), expected, NOT_REDUCED, hidden=hidden
+    )

@@ -1,0 +1,179 @@
+"""lm-loss-shifted: the causal LM loss of a sequence against itself, shifted.
+
+The model reads idx (b, t) and returns logits (b, t, V); position i predicts
+token i + 1. So the loss pairs logits[:, :-1] with idx[:, 1:] (t - 1
+predictions per row) and averages -log p over those b * (t - 1) pairs. The
+usual slips are each a different pairing or reduction, and each gives a
+number the parent can recompute: no shift (the token predicts itself),
+shifted the wrong way (the token predicts the one before it), a softmax over
+the time axis, a sum instead of a mean. `.view` on the sliced logits raises
+for b > 1 because the slice is not contiguous; the hidden cases all have
+b > 1.
+"""
+
+from __future__ import annotations
+
+import random
+
+import torch
+
+from grading_engine.checks.answers import not_reduced, tensor_answer
+from grading_engine.checks.fingerprints import Variant
+from grading_engine.checks.result import CheckResult
+from grading_engine.checks.tensors import case_error, run_and_capture
+from grading_engine.exercises.kit.cases import new_case
+from grading_engine.exercises.kit.logits import draw_logits_cases, random_logits
+from grading_engine.reference.cache import reference_model
+
+SLUG = "lm-loss-shifted"
+ENTRY_POINT = "lm_loss"
+SIGNATURE = "lm_loss(logits, idx) -> Tensor"
+
+RTOL, ATOL = 1e-4, 1e-5
+
+NOT_REDUCED = (
+    "you returned one loss per position (or per row): reduce to a single "
+    "number with .mean(), a 0-dimensional tensor"
+)
+
+ERRORS = [
+    (
+        "view size is not compatible",
+        "view-not-reshape",
+        "logits[:, :-1] is a slice whose rows are not contiguous in memory once "
+        "b > 1, so .view cannot flatten it: use .reshape(-1, V) (it copies "
+        "when it must) or .contiguous().view(-1, V)",
+    ),
+    (
+        "expected target size",
+        "class-axis",
+        "F.cross_entropy reads axis 1 as the classes, which for (b, t - 1, V) "
+        "logits is time: flatten to (b * (t - 1), V) logits and "
+        "(b * (t - 1),) targets",
+    ),
+]
+
+
+def make_cases(seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    cases: list[dict] = [
+        new_case(
+            "mini model logits, (2, 9) ids", False, model="mini", shape=[2, 9], seed=7
+        ),
+        new_case(
+            "random (3, 6, 53) logits", False, shape=[3, 6, 53], scale=2.0, seed=1
+        ),
+        new_case(
+            "hidden: tiny model logits",
+            True,
+            model="tiny",
+            shape=[rng.randint(2, 4), rng.randint(5, 16)],
+            seed=rng.randrange(2**31),
+        ),
+    ]
+    return cases + draw_logits_cases(
+        rng,
+        "hidden random",
+        batch=(2, 5),
+        time=(3, 14),
+        vocab=[29, 89, 131, 257],
+    )
+
+
+def inputs(case: dict) -> tuple[torch.Tensor, torch.Tensor]:
+    """(logits (b, t, V) float32, idx (b, t) int64) for one case."""
+    if not case.get("model"):
+        return random_logits(case)
+    model = reference_model(case["model"])
+    b, t = case["shape"]
+    g = torch.Generator().manual_seed(case["seed"])
+    idx = torch.randint(0, model.config.vocab_size, (b, t), generator=g)
+    with torch.no_grad():
+        logits = model(idx)
+    return logits, idx
+
+
+def _nll(logits: torch.Tensor, targets: torch.Tensor, dim: int = -1) -> torch.Tensor:
+    """-log p(target) per position, in float64."""
+    logp = torch.log_softmax(logits.double(), dim=dim)
+    return -logp.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+
+
+def reference(logits: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+    return _nll(logits[:, :-1], idx[:, 1:]).mean()
+
+
+def run_case(fn, case: dict):
+    return run_and_capture(fn, *inputs(case))
+
+
+def _variants(logits: torch.Tensor, idx: torch.Tensor) -> list[Variant]:
+    return [
+        Variant(
+            "no-shift",
+            lambda: _nll(logits, idx).mean(),
+            "your loss scores each position against its OWN input token: the "
+            "logits at position i predict token i + 1, so pair logits[:, :-1] "
+            "with idx[:, 1:]",
+        ),
+        Variant(
+            "no-shift",
+            lambda: _nll(logits[:, :-1], idx[:, :-1]).mean(),
+            "you dropped the last position but did not shift the targets, so "
+            "each position is scored against its own input token: the targets "
+            "are idx[:, 1:], the inputs moved one step left",
+        ),
+        Variant(
+            "shifted-wrong-way",
+            lambda: _nll(logits[:, 1:], idx[:, :-1]).mean(),
+            "you shifted the wrong way: your logits at position i are scored "
+            "against token i - 1 (the past). Position i predicts the NEXT "
+            "token: logits[:, :-1] against idx[:, 1:]",
+        ),
+        Variant(
+            "softmax-wrong-axis",
+            lambda: _nll(logits[:, :-1], idx[:, 1:], dim=1).mean(),
+            "your log-softmax normalises over the time axis (dim=1): the "
+            "probabilities of one position sum to 1 over the vocabulary, the "
+            "last axis",
+        ),
+        Variant(
+            "summed-not-averaged",
+            lambda: _nll(logits[:, :-1], idx[:, 1:]).sum(),
+            "your loss is the SUM over positions: average it over the "
+            "b * (t - 1) predictions so it does not grow with batch or length",
+        ),
+        Variant(
+            "averaged-over-t",
+            lambda: _nll(logits[:, :-1], idx[:, 1:]).sum() / idx.numel(),
+            "you divided by b * t, but a row of t tokens gives only t - 1 "
+            "predictions (the last token has no next token): average over "
+            "b * (t - 1)",
+        ),
+    ]
+
+
+def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+    hidden, name = bool(case["hidden"]), case["name"]
+    if raised := case_error(case, data, ERRORS):
+        return raised
+    logits, idx = inputs(case)
+    expected = reference(logits, idx).float()
+    results = tensor_answer(
+        name,
+        data,
+        tensors,
+        expected,
+        variants=_variants(logits, idx),
+        when=torch.Tensor.is_floating_point,
+        axes=(),
+        sizes={},
+        rtol=RTOL,
+        atol=ATOL,
+        what="the loss",
+        dtype_hint="keep the logits' float32",
+        hidden=hidden,
+    )
+    return results + not_reduced(
+        name, tensors.get("output"), expected, NOT_REDUCED, hidden=hidden
+    )

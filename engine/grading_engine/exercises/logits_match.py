@@ -1,0 +1,236 @@
+"""logits-match: the check that proves a weight port right, written by hand.
+
+logits_report(ours, theirs, atol) compares two (b, t, V) logit tensors and
+returns {"max_abs", "worst", "top1_agree", "match"}: the largest absolute
+difference, where it is ([b, t, v]), the fraction of positions whose argmax
+agrees, and whether every logit is within atol. The cases are the mistakes a
+port makes (a transposed square projection on the reference `mini` model, a
+constant shift per position, one bad position, float noise) and the
+mistakes a checker makes: comparing probabilities (blind to a shift),
+averaging instead of taking the max (blind to one bad position), taking the
+argmax over the wrong axis.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+
+import torch
+
+from grading_engine.checks.result import CheckResult, fail, likely_mistake
+from grading_engine.checks.tensors import call_learner, case_error
+from grading_engine.harness.capture import type_name
+from grading_engine.reference.cache import reference_model
+
+SLUG = "logits-match"
+ENTRY_POINT = "logits_report"
+SIGNATURE = "logits_report(ours, theirs, atol) -> dict"
+
+KEYS = ("max_abs", "worst", "top1_agree", "match")
+
+
+def make_cases(seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    cases = [
+        {
+            "name": "float noise only: a match",
+            "hidden": False,
+            "kind": "noise",
+            "shape": [2, 5, 53],
+            "atol": 1e-4,
+            "seed": 1,
+        },
+        {
+            "name": "mini model, c_proj loaded untransposed",
+            "hidden": False,
+            "kind": "transposed",
+            "shape": [2, 6],
+            "atol": 1e-4,
+            "seed": 2,
+        },
+        {
+            "name": "hidden: a constant shift per position",
+            "hidden": True,
+            "kind": "shift",
+            "shape": [rng.randint(2, 3), rng.randint(4, 8), 89],
+            "atol": 1e-4,
+            "seed": rng.randrange(2**31),
+        },
+        {
+            "name": "hidden: one position off",
+            "hidden": True,
+            "kind": "one",
+            "shape": [rng.randint(2, 4), rng.randint(6, 12), 131],
+            "atol": rng.choice([1e-4, 1e-3]),
+            "seed": rng.randrange(2**31),
+        },
+        {
+            "name": "hidden: noise at a looser tolerance",
+            "hidden": True,
+            "kind": "noise",
+            "shape": [rng.randint(1, 3), rng.randint(3, 9), 97],
+            "atol": 1e-2,
+            "seed": rng.randrange(2**31),
+        },
+    ]
+    return cases
+
+
+def inputs(case: dict) -> tuple[torch.Tensor, torch.Tensor]:
+    """(ours, theirs) for one case, both float32 (b, t, V)."""
+    g = torch.Generator().manual_seed(case["seed"])
+    if case["kind"] == "transposed":
+        model = reference_model("mini")
+        b, t = case["shape"]
+        idx = torch.randint(0, model.config.vocab_size, (b, t), generator=g)
+        broken = copy.deepcopy(model)
+        with torch.no_grad():
+            w = broken.transformer.h[1].attn.c_proj.weight
+            w.copy_(w.t().clone())  # square, so it loads without a shape error
+            return broken(idx), model(idx)
+    theirs = torch.randn(*case["shape"], generator=g) * 3
+    ours = theirs.clone()
+    if case["kind"] == "noise":
+        ours += torch.randn(*case["shape"], generator=g) * case["atol"] * 0.05
+    elif case["kind"] == "shift":
+        ours += torch.rand(*case["shape"][:2], 1, generator=g) * 4 + 1
+    elif case["kind"] == "one":
+        b, t, V = case["shape"]
+        i = int(torch.randint(0, b * t, (1,), generator=g))
+        ours[i // t, i % t] += torch.randn(V, generator=g) * 0.5
+    return ours, theirs
+
+
+def reference(ours: torch.Tensor, theirs: torch.Tensor, atol: float) -> dict:
+    diff = (ours.double() - theirs.double()).abs()
+    flat = int(diff.flatten().argmax())
+    worst = [int(i) for i in torch.unravel_index(torch.tensor(flat), diff.shape)]
+    agree = (ours.argmax(-1) == theirs.argmax(-1)).double().mean().item()
+    max_abs = diff.max().item()
+    return {
+        "max_abs": max_abs,
+        "worst": worst,
+        "top1_agree": agree,
+        "match": bool(max_abs <= atol),
+    }
+
+
+def run_case(fn, case: dict):
+    ours, theirs = inputs(case)
+    value, error = call_learner(fn, ours.clone(), theirs.clone(), case["atol"])
+    if error:
+        return {"error": error}, {}
+    if not isinstance(value, dict):
+        return {"error": None, "type": type_name(value)}, {}
+    out: dict = {"error": None, "type": "builtins.dict"}
+    for key in KEYS:
+        item = value.get(key) if key in value else None
+        if isinstance(item, torch.Tensor) and item.numel() == 1:
+            item = item.item()
+        if key == "worst":
+            if isinstance(item, torch.Tensor):
+                item = item.tolist()
+            if isinstance(item, (list, tuple)) and all(type(i) is int for i in item):
+                out[key] = list(item)[:8]
+            else:
+                out[key] = {"bad_type": type_name(item)}
+        elif key == "match":
+            out[key] = item if type(item) is bool else {"bad_type": type_name(item)}
+        else:
+            out[key] = (
+                float(item)
+                if type(item) in (int, float)
+                else {"bad_type": type_name(item)}
+            )
+    return out, {}
+
+
+def _key_check(name, key, got, want, ours, theirs, hidden) -> CheckResult:
+    """One entry of the report against the reference's."""
+    check = f"{name}: {key}"
+    if isinstance(got, dict):
+        return fail(check, f"{key} has type {got.get('bad_type', '?')}", hidden=hidden)
+    if key == "worst" and isinstance(got, list) and got != want[key]:
+        ok = _is_a_worst(got, ours, theirs, want["max_abs"])
+    elif key in ("max_abs", "top1_agree"):
+        ok = isinstance(got, float) and abs(got - want[key]) <= 1e-5 * max(
+            1.0, abs(want[key])
+        )
+    else:
+        ok = got == want[key]
+    if ok:
+        return CheckResult(check, True, f"{key} = {got}", hidden=hidden)
+    return fail(check, f"expected {key} = {want[key]!r}, got {got!r}", hidden=hidden)
+
+
+def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+    hidden, name = bool(case["hidden"]), case["name"]
+    if raised := case_error(case, data):
+        return raised
+    if data.get("type") != "builtins.dict":
+        return [
+            fail(
+                name,
+                f"expected a dict with keys {', '.join(KEYS)}, got a "
+                f"{data.get('type', '?')}",
+                hidden=hidden,
+            )
+        ]
+    ours, theirs = inputs(case)
+    want = reference(ours, theirs, case["atol"])
+    results = [
+        _key_check(name, key, data.get(key), want, ours, theirs, hidden) for key in KEYS
+    ]
+    if all(r.passed for r in results):
+        return results
+    if diagnosis := _diagnose(ours, theirs, data, want):
+        slug, message = diagnosis
+        results.append(likely_mistake(name, message, diagnosis=slug, hidden=hidden))
+    return results
+
+
+def _is_a_worst(index: list, ours, theirs, max_abs: float) -> bool:
+    """Ties: any position whose difference equals the maximum is right."""
+    if len(index) != ours.dim() or any(
+        not 0 <= i < n for i, n in zip(index, ours.shape, strict=True)
+    ):
+        return False
+    d = abs(float(ours[tuple(index)]) - float(theirs[tuple(index)]))
+    return d >= max_abs * (1 - 1e-5) - 1e-12
+
+
+def _diagnose(ours, theirs, data, want):
+    got_max = data.get("max_abs")
+    if isinstance(got_max, float):
+        p = torch.softmax(ours.double(), -1) - torch.softmax(theirs.double(), -1)
+        if (
+            abs(got_max - p.abs().max().item()) <= 1e-6
+            and abs(got_max - want["max_abs"]) > 1e-6
+        ):
+            return (
+                "compared-probabilities",
+                "your max_abs is measured on probabilities: softmax hides a "
+                "constant shift of a position's logits (and shrinks every "
+                "difference among small probabilities). A port must match "
+                "the LOGITS, so compare them directly",
+            )
+        mean = (ours.double() - theirs.double()).abs().mean().item()
+        if abs(got_max - mean) <= 1e-6 * max(1.0, mean):
+            return (
+                "mean-not-max",
+                "your max_abs is the MEAN absolute difference: one wrong "
+                "position among many barely moves a mean. Use the maximum, "
+                "and report where it is",
+            )
+    agree = data.get("top1_agree")
+    if isinstance(agree, float):
+        wrong_axis = (ours.argmax(1) == theirs.argmax(1)).double().mean().item()
+        if abs(agree - wrong_axis) <= 1e-6 and abs(agree - want["top1_agree"]) > 1e-6:
+            return (
+                "argmax-wrong-axis",
+                "your top-1 agreement takes the argmax over the time axis: "
+                "the next-token prediction at each position is the argmax "
+                "over the vocabulary, the last axis (dim=-1)",
+            )
+    return None

@@ -1,0 +1,169 @@
+"""mlp-forward: GPT-2's position-wise MLP from raw weights.
+
+c_fc expands each position from n_embd to 4 * n_embd, GELU (tanh
+approximation) acts on every hidden unit, c_proj projects back. Weights come
+in nn.Linear orientation (out, in). The visible GPT-2 case uses block 0 of
+the reference with non-zero biases, so a dropped bias shows; the inputs are
+scaled so pre-activations reach the range where the exact and the tanh GELU
+differ by more than the tolerance.
+"""
+
+from __future__ import annotations
+
+import random
+
+import torch
+from torch.nn import functional as F
+
+from grading_engine.checks.answers import tensor_answer
+from grading_engine.checks.fingerprints import Variant
+from grading_engine.checks.tensors import case_error, run_and_capture
+from grading_engine.reference.cache import reference_model
+
+SLUG = "mlp-forward"
+ENTRY_POINT = "mlp_forward"
+SIGNATURE = (
+    "mlp_forward(x, c_fc_weight, c_fc_bias, c_proj_weight, c_proj_bias) -> Tensor"
+)
+
+RTOL, ATOL = 1e-4, 1e-5
+
+ERRORS = [
+    (
+        "cannot be multiplied",
+        "transposed-weight",
+        "the weights are stored (out, in) like nn.Linear: c_fc_weight is "
+        "(4 * n_embd, n_embd), so compute x @ c_fc_weight.T + c_fc_bias (or "
+        "F.linear(x, c_fc_weight, c_fc_bias))",
+    ),
+]
+
+
+def preload() -> None:
+    reference_model("gpt2")
+
+
+def make_cases(seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    cases = [
+        {"name": "d=16", "hidden": False, "d": 16, "b": 2, "t": 5, "seed": 1},
+        {
+            "name": "gpt2 block 0",
+            "hidden": False,
+            "gpt2": True,
+            "b": 1,
+            "t": 4,
+            "seed": 2,
+        },
+    ]
+    for i in range(3):
+        cases.append(
+            {
+                "name": f"hidden {i + 1}",
+                "hidden": True,
+                "d": rng.choice([8, 12, 20, 24, 40]),
+                "b": rng.randint(1, 3),
+                "t": rng.randint(3, 9),
+                "seed": rng.randrange(2**31),
+            }
+        )
+    return cases
+
+
+def inputs(case: dict) -> list[torch.Tensor]:
+    """[x, c_fc_weight, c_fc_bias, c_proj_weight, c_proj_bias]."""
+    g = torch.Generator().manual_seed(case["seed"])
+    if case.get("gpt2"):
+        mlp = reference_model("gpt2").transformer.h[0].mlp
+        d = 768
+        w_fc = mlp.c_fc.weight.detach()
+        w_proj = mlp.c_proj.weight.detach()
+        # GPT-2's init has zero biases; fill them so a forgotten bias shows.
+        b_fc = torch.randn(4 * d, generator=g) * 0.5
+        b_proj = torch.randn(d, generator=g) * 0.1
+        # LayerNorm output has unit scale; x2 puts c_fc's outputs near +-2,
+        # where the two GELUs part.
+        x = 2 * torch.randn(case["b"], case["t"], d, generator=g) / (0.02 * d**0.5)
+        return [x, w_fc, b_fc, w_proj, b_proj]
+    d = case["d"]
+    return [
+        2 * torch.randn(case["b"], case["t"], d, generator=g),
+        torch.randn(4 * d, d, generator=g) / d**0.5,
+        torch.randn(4 * d, generator=g) * 0.5,
+        torch.randn(d, 4 * d, generator=g) / (4 * d) ** 0.5,
+        torch.randn(d, generator=g) * 0.1,
+    ]
+
+
+def mlp(x, w_fc, b_fc, w_proj, b_proj, act="tanh", biases=("fc", "proj")):
+    """The MLP, or a known mistake of it."""
+    h = F.linear(x, w_fc, b_fc if "fc" in biases else None)
+    if act == "tanh":
+        h = F.gelu(h, approximate="tanh")
+    elif act == "exact":
+        h = F.gelu(h)
+    elif act == "relu":
+        h = F.relu(h)
+    return F.linear(h, w_proj, b_proj if "proj" in biases else None)
+
+
+def run_case(fn, case: dict):
+    return run_and_capture(fn, *inputs(case))
+
+
+def _variants(args: list[torch.Tensor]) -> list[Variant]:
+    variants = [
+        Variant("exact-gelu", lambda: mlp(*args, act="exact")),
+        Variant("relu-activation", lambda: mlp(*args, act="relu")),
+        Variant(
+            "missing-activation",
+            lambda: mlp(*args, act="none"),
+            "your output matches the MLP with no activation between c_fc "
+            "and c_proj: two Linears in a row are one Linear (rank at most "
+            "n_embd), so the expansion buys nothing; apply "
+            "F.gelu(h, approximate='tanh') to the hidden layer",
+        ),
+    ]
+    for kept, missing in [
+        ((), "c_fc and c_proj"),
+        (("proj",), "c_fc"),
+        (("fc",), "c_proj"),
+    ]:
+        variants.append(
+            Variant(
+                "missing-bias",
+                lambda kept=kept: mlp(*args, biases=kept),
+                f"your output matches the MLP without the bias of {missing}: "
+                "both Linears are affine, x @ W.T + b",
+            )
+        )
+    return variants
+
+
+def check_case(case: dict, data: dict, tensors: dict):
+    if raised := case_error(case, data, ERRORS):
+        return raised
+    args = inputs(case)
+    d = args[0].shape[-1]
+    with torch.no_grad():
+        expected = mlp(*args)
+    return tensor_answer(
+        case["name"],
+        data,
+        tensors,
+        expected,
+        variants=_variants(args),
+        axes=("batch", "time", "n_embd"),
+        sizes={"4*n_embd": 4 * d},
+        shape_hints={
+            "replaced:n_embd->4*n_embd": (
+                "missing-output-projection",
+                "that is the hidden layer: finish with c_proj, which brings "
+                "4 * n_embd back to n_embd",
+            ),
+        },
+        rtol=RTOL,
+        atol=ATOL,
+        what="the MLP output",
+        hidden=bool(case["hidden"]),
+    )

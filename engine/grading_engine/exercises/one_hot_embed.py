@@ -1,0 +1,139 @@
+"""one-hot-embed: an embedding lookup written as one_hot(idx) @ weight.
+
+Selecting row i of W is the same as multiplying W by the i-th basis vector;
+this exercise makes that explicit. Cases keep the largest id below V - 1 so
+a one-hot sized by the batch's largest id cannot pass by luck, and one
+hidden case uses float64 weights so a hard-coded .float() shows.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import replace
+
+import torch
+
+from grading_engine.checks.answers import tensor_answer
+from grading_engine.checks.result import CheckResult, fail
+from grading_engine.checks.tensors import check_no_error, failed, run_and_capture
+from grading_engine.exercises.kit.sky import SKY, gpt2_tables
+from grading_engine.reference.cache import reference_model
+
+SLUG = "one-hot-embed"
+ENTRY_POINT = "one_hot_embed"
+SIGNATURE = "one_hot_embed(idx, weight) -> Tensor"
+
+RTOL, ATOL = 1e-5, 1e-6
+_SHAPES = re.compile(r"\((\d+)x(\d+) and (\d+)x(\d+)\)")
+
+
+def preload() -> None:
+    reference_model("gpt2")
+
+
+def make_cases(seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    cases = [
+        {"name": "gpt2 'The sky is'", "hidden": False, "gpt2": True},
+        {"name": "V=97, d=16", "hidden": False, "V": 97, "d": 16, "b": 3, "t": 5},
+    ]
+    for i, dtype in enumerate(["float32", "float64", "float32"]):
+        cases.append(
+            {
+                "name": f"hidden {i + 1}",
+                "hidden": True,
+                "V": rng.choice([53, 89, 131, 211, 257]),
+                "d": rng.choice([8, 12, 24, 40]),
+                "b": rng.randint(2, 4),
+                "t": rng.randint(3, 9),
+                "dtype": dtype,
+                "seed": rng.randrange(2**31),
+            }
+        )
+    return cases
+
+
+def inputs(case: dict) -> tuple[torch.Tensor, torch.Tensor]:
+    if case.get("gpt2"):
+        return torch.tensor([SKY], dtype=torch.long), gpt2_tables()[0]
+    g = torch.Generator().manual_seed(case.get("seed", 0))
+    dtype = getattr(torch, case.get("dtype", "float32"))
+    weight = torch.randn(case["V"], case["d"], generator=g, dtype=torch.float64)
+    # Ids below V - 1: F.one_hot(idx) without num_classes must not fit by luck.
+    idx = torch.randint(0, case["V"] - 1, (case["b"], case["t"]), generator=g)
+    return idx, weight.to(dtype)
+
+
+def run_case(fn, case: dict):
+    return run_and_capture(fn, *inputs(case))
+
+
+def _explain_error(name: str, error: dict, vocab: int, hidden: bool) -> CheckResult:
+    """Tell the two usual matmul errors apart by the shapes in the message."""
+    result = check_no_error(name, error, hidden=hidden)
+    text = str(error.get("message", "")) if isinstance(error, dict) else ""
+    diagnosis, hint = None, ""
+    shapes = _SHAPES.search(text)
+    if "cannot be multiplied" in text and shapes:
+        cols, rows = int(shapes.group(2)), int(shapes.group(3))
+        if rows == vocab and cols < vocab:
+            diagnosis = "one-hot-num-classes"
+            hint = (
+                f"your one-hot has {cols} columns, the table {vocab} rows: "
+                "F.one_hot(idx) sizes it by the largest id in this batch, so "
+                "pass num_classes=weight.shape[0]"
+            )
+        elif cols == vocab:
+            diagnosis = "transposed-weight"
+            hint = "weight is already (V, d): multiply by weight, not weight.T"
+    elif "same dtype" in text or "expected scalar type" in text:
+        diagnosis = "one-hot-dtype"
+        hint = (
+            "F.one_hot returns int64 and a matmul needs one dtype: cast the "
+            "one-hot with .to(weight.dtype) (a hard-coded .float() breaks for "
+            "float64 weights)"
+        )
+    if diagnosis is None:
+        return result
+    return fail(
+        result.name,
+        f"{result.message} \u2014 {hint}",
+        got=result.got,
+        diagnosis=diagnosis,
+        hidden=hidden,
+    )
+
+
+def check_case(case: dict, data: dict, tensors: dict):
+    hidden, name = bool(case["hidden"]), case["name"]
+    idx, weight = inputs(case)
+    if data.get("error"):
+        return [_explain_error(name, data["error"], weight.shape[0], hidden)]
+    results = tensor_answer(
+        name,
+        data,
+        tensors,
+        weight[idx],
+        axes=("batch", "time", "n_embd"),
+        sizes={"vocab_size": weight.shape[0]},
+        shape_hints={
+            "replaced:n_embd->vocab_size": (
+                "missing-matmul",
+                "that is the one-hot itself: multiply it by weight",
+            ),
+        },
+        rtol=RTOL,
+        atol=ATOL,
+        what="the embedding",
+        dtype_hint="cast the one-hot to weight.dtype, not to a fixed dtype",
+        hidden=hidden,
+    )
+    got = tensors.get("output")
+    if failed(results) and got is not None and got.dtype != weight.dtype:
+        # A hard-coded .float() is this exercise's dtype mistake: name it so.
+        results = [
+            replace(r, diagnosis="one-hot-dtype") if r.diagnosis == "wrong-dtype" else r
+            for r in results
+        ]
+    return results

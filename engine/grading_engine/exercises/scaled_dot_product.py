@@ -1,0 +1,158 @@
+"""scaled-dot-product: softmax(q k^T / sqrt(d_k)) v on already-split heads.
+
+Cases use more queries than keys or fewer (t_q != t_k) and a value width
+that differs from the key width (d_v != d_k), so a transpose on the wrong
+axis, a softmax over the query axis or a scale by sqrt(d_v) cannot hide
+behind a square shape.
+"""
+
+from __future__ import annotations
+
+import random
+
+import torch
+
+from grading_engine.checks.answers import tensor_answer
+from grading_engine.checks.fingerprints import Variant
+from grading_engine.checks.heads import attend
+from grading_engine.checks.tensors import case_error, run_and_capture
+from grading_engine.exercises.kit.cases import normal
+
+SLUG = "scaled-dot-product"
+ENTRY_POINT = "scaled_dot_product"
+SIGNATURE = "scaled_dot_product(q, k, v) -> Tensor"
+
+RTOL, ATOL = 1e-4, 1e-5
+
+ERRORS = [
+    (
+        "cannot be multiplied",
+        "keys-not-transposed",
+        "q is (..., t_q, d_k) and k is (..., t_k, d_k): the scores are "
+        "q @ k.transpose(-2, -1), (..., t_q, t_k); transpose the last two "
+        "axes of k, not the first two",
+    ),
+    (
+        "dimensions of batch2 tensor",
+        "keys-not-transposed",
+        "q @ k needs k's last two axes swapped: use k.transpose(-2, -1)",
+    ),
+]
+
+
+def make_cases(seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    cases = [
+        {
+            "name": "(2, 3, t_q=4, d_k=8) x (t_k=6, d_v=5)",
+            "hidden": False,
+            "lead": [2, 3],
+            "tq": 4,
+            "tk": 6,
+            "dk": 8,
+            "dv": 5,
+            "seed": 1,
+        },
+        {
+            "name": "GPT-2 head shape (1, 12, 7, 64)",
+            "hidden": False,
+            "lead": [1, 12],
+            "tq": 7,
+            "tk": 7,
+            "dk": 64,
+            "dv": 64,
+            "seed": 2,
+        },
+    ]
+    for i in range(3):
+        tq = rng.randint(2, 9)
+        cases.append(
+            {
+                "name": f"hidden {i + 1}",
+                "hidden": True,
+                "lead": [rng.randint(1, 3), rng.randint(2, 5)],
+                "tq": tq,
+                "tk": tq + rng.randint(1, 6),
+                "dk": rng.choice([16, 32, 48]),
+                "dv": rng.choice([20, 24, 40]),  # never equal to t_k
+                "seed": rng.randrange(2**31),
+            }
+        )
+    return cases
+
+
+def inputs(case: dict) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    lead, tq, tk = case["lead"], case["tq"], case["tk"]
+    return tuple(
+        normal(
+            case["seed"],
+            (*lead, tq, case["dk"]),
+            (*lead, tk, case["dk"]),
+            (*lead, tk, case["dv"]),
+        )
+    )
+
+
+def run_case(fn, case: dict):
+    return run_and_capture(fn, *inputs(case))
+
+
+WEIGHTS_NOT_APPLIED = (
+    "returned-weights",
+    "that is the (t_q, t_k) matrix of attention weights: finish by "
+    "multiplying it with v, (..., t_k, d_v)",
+)
+
+
+def _variants(q, k, v) -> list[Variant]:
+    return [
+        Variant(
+            "missing-scale",
+            lambda: attend(q, k, v, scale="none"),
+            "your output matches softmax(q @ k^T) @ v with no scale: divide "
+            "the scores by sqrt(d_k) before the softmax, or wide heads give "
+            "near one-hot weights",
+        ),
+        Variant(
+            "scale-by-d-v",
+            lambda: attend(q, k, v, scale="d_v"),
+            "your output matches scores divided by sqrt(d_v): the scale "
+            "comes from the dot product, which sums over d_k = q.shape[-1] "
+            "terms, not from the width of v",
+        ),
+        Variant(
+            "softmax-wrong-axis",
+            lambda: attend(q, k, v, softmax_dim=-2),
+            "your output matches a softmax over the query axis (dim=-2): "
+            "each query's weights over the keys must sum to 1, so "
+            "normalise over the last axis, softmax(dim=-1)",
+        ),
+    ]
+
+
+def check_case(case: dict, data: dict, tensors: dict):
+    if raised := case_error(case, data, ERRORS):
+        return raised
+    q, k, v = inputs(case)
+    return tensor_answer(
+        case["name"],
+        data,
+        tensors,
+        attend(q, k, v).float(),
+        variants=_variants(q, k, v),
+        axes=("batch", "n_head", "t_q", "d_v"),
+        sizes={"t_k": case["tk"], "d_k": case["dk"], "n_head": case["lead"][1]},
+        shape_hints={
+            "replaced:d_v->t_k": WEIGHTS_NOT_APPLIED,
+            "replaced:d_v->t_q": WEIGHTS_NOT_APPLIED,
+            "size:d_v": (
+                "returned-weights",
+                "the last axis should be v's width d_v: multiply the weights "
+                "(..., t_q, t_k) by v (..., t_k, d_v)",
+            ),
+        },
+        rtol=RTOL,
+        atol=ATOL,
+        what="the attention output",
+        hidden=bool(case["hidden"]),
+    )

@@ -1,0 +1,147 @@
+"""softmax-temperature: next-token probabilities from logits at a temperature.
+
+p = softmax(logits / temperature) over the last axis. Cases include logits
+near 1000, where exp overflows unless the row maximum is subtracted first,
+and a call without `temperature` to check the default.
+"""
+
+from __future__ import annotations
+
+import random
+
+import torch
+
+from grading_engine.checks.answers import finite_answer, tensor_answer
+from grading_engine.checks.fingerprints import Variant
+from grading_engine.checks.tensors import case_error, run_and_capture
+from grading_engine.exercises.kit.cases import normal, seed_cases
+
+SLUG = "softmax-temperature"
+ENTRY_POINT = "next_token_probs"
+SIGNATURE = "next_token_probs(logits, temperature=1.0) -> Tensor"
+
+RTOL, ATOL = 1e-4, 1e-7
+UNSTABLE = (
+    "unstable-softmax",
+    "exp overflowed (or every term underflowed to 0): subtract each row's "
+    "maximum before exp "
+    "(logits - logits.max(dim=-1, keepdim=True).values); the softmax is "
+    "unchanged by that shift and the largest exponent becomes exp(0) = 1",
+)
+
+
+def make_cases(seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    cases = [
+        {
+            "name": "(11,), default temperature",
+            "hidden": False,
+            "shape": [11],
+            "temperature": None,
+            "scale": 2.0,
+        },
+        {
+            "name": "(2, 3, 97), T=0.7",
+            "hidden": False,
+            "shape": [2, 3, 97],
+            "temperature": 0.7,
+            "scale": 2.0,
+        },
+        {
+            "name": "(2, 50) logits near 1000",
+            "hidden": False,
+            "shape": [2, 50],
+            "temperature": 1.0,
+            "scale": 30.0,
+            "offset": 1000.0,
+        },
+        {
+            "name": "hidden gpt2 vocabulary",
+            "hidden": True,
+            "shape": [50257],
+            "temperature": rng.choice([0.6, 1.5, 2.0]),
+            "scale": 3.0,
+        },
+    ]
+    for i in range(2):
+        shape = [rng.randint(2, 4), rng.choice([31, 89, 131])]
+        if i == 1:
+            shape.insert(1, rng.randint(2, 5))
+        cases.append(
+            {
+                "name": f"hidden {i + 1}",
+                "hidden": True,
+                "shape": shape,
+                "temperature": rng.choice([0.5, 0.8, 1.3, 2.0]),
+                "scale": rng.choice([1.0, 4.0, 60.0]),
+                "offset": rng.choice([0.0, -500.0, 800.0]),
+            }
+        )
+    return seed_cases(cases, rng)
+
+
+def inputs(case: dict) -> torch.Tensor:
+    logits = normal(case["seed"], case["shape"])[0] * case["scale"]
+    return logits + case.get("offset", 0.0)
+
+
+def run_case(fn, case: dict):
+    logits = inputs(case)
+    if case["temperature"] is None:
+        return run_and_capture(fn, logits)
+    return run_and_capture(fn, logits, case["temperature"])
+
+
+def _variants(logits: torch.Tensor, temperature: float) -> list[Variant]:
+    z = logits.double()
+    return [
+        Variant(
+            "temperature-multiplied",
+            lambda: torch.softmax(z * temperature, dim=-1),
+            "your probabilities match softmax(logits * temperature): divide "
+            "by the temperature, so T < 1 sharpens and T > 1 flattens",
+        ),
+        Variant(
+            "temperature-ignored",
+            lambda: torch.softmax(z, dim=-1),
+            "your probabilities match softmax(logits) with no temperature: "
+            "divide the logits by temperature first",
+        ),
+        Variant(
+            "softmax-wrong-axis",
+            lambda: torch.softmax(z / temperature, dim=0),
+            "your probabilities are normalised over the first axis: the "
+            "vocabulary is the last axis, softmax(..., dim=-1)",
+        ),
+        Variant(
+            "log-probabilities",
+            lambda: torch.log_softmax(z / temperature, dim=-1),
+            "your output matches log_softmax: return probabilities (each row "
+            "sums to 1), not their logarithms",
+        ),
+    ]
+
+
+AXES = {1: ("vocab",), 2: ("batch", "vocab"), 3: ("batch", "time", "vocab")}
+
+
+def check_case(case: dict, data: dict, tensors: dict):
+    if raised := case_error(case, data):
+        return raised
+    logits = inputs(case)
+    temperature = 1.0 if case["temperature"] is None else case["temperature"]
+    return tensor_answer(
+        case["name"],
+        data,
+        tensors,
+        torch.softmax(logits.double() / temperature, dim=-1).float(),
+        variants=_variants(logits, temperature),
+        when=finite_answer,  # else check_finite already named unstable-softmax
+        axes=AXES[logits.dim()],
+        sizes={},
+        rtol=RTOL,
+        atol=ATOL,
+        what="the probabilities",
+        finite_hint=UNSTABLE,
+        hidden=bool(case["hidden"]),
+    )

@@ -1,0 +1,100 @@
+"""training-state-bytes: weights, gradients and optimizer state per training setup.
+
+Per parameter: fp32 keeps a 4-byte weight and gradient; bf16 mixed precision
+keeps 2-byte copies of both plus a 4-byte fp32 master weight. Optimizer
+state is fp32: none for SGD, one buffer for momentum, two for Adam.
+"""
+
+from __future__ import annotations
+
+import random
+
+from grading_engine.checks.answers import int_answer
+from grading_engine.checks.result import CheckResult
+from grading_engine.harness.capture import capture_int
+
+SLUG = "training-state-bytes"
+ENTRY_POINT = "training_state_bytes"
+SIGNATURE = "training_state_bytes(n_params, optimizer, mixed_precision) -> int"
+OPTIMIZERS = {"sgd": 0, "momentum": 1, "adam": 2}  # fp32 state buffers each
+
+
+def reference(n_params: int, optimizer: str, mixed_precision: bool) -> int:
+    per_param = (2 + 2 + 4) if mixed_precision else (4 + 4)
+    per_param += 4 * OPTIMIZERS[optimizer]
+    return n_params * per_param
+
+
+def make_cases(seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    cases = [
+        {"name": "GPT-2 small, Adam, fp32", "hidden": False,
+         "args": [124_439_808, "adam", False]},
+        {"name": "GPT-2 small, Adam, mixed precision", "hidden": False,
+         "args": [124_439_808, "adam", True]},
+        {"name": "GPT-2 xl, SGD, fp32", "hidden": True,
+         "args": [1_557_611_200, "sgd", False]},
+    ]  # fmt: skip
+    for optimizer in OPTIMIZERS:
+        for mixed in (False, True):
+            n = rng.randint(10_000, 20_000_000_000)
+            label = "mixed precision" if mixed else "fp32"
+            cases.append(
+                {
+                    "name": f"random model, {optimizer}, {label}",
+                    "hidden": True,
+                    "args": [n, optimizer, mixed],
+                }
+            )
+    return cases
+
+
+def run_case(fn, case: dict):
+    return {"result": capture_int(fn(*case["args"]))}, {}
+
+
+def _slips(n: int, optimizer: str, mixed: bool) -> list[tuple[int, str, str]]:
+    states = 4 * OPTIMIZERS[optimizer] * n
+    slips = []
+    if mixed:
+        slips.append(
+            (
+                (2 + 2) * n + states,
+                "forgot-master-weights",
+                "mixed precision keeps an fp32 master copy of every weight (4 "
+                "bytes) for the update; bf16 alone would round small updates away",
+            )
+        )
+        slips.append(
+            (
+                (2 + 2) * n + states // 2,
+                "states-in-bf16",
+                "optimizer state stays in fp32 (4 bytes per buffer) even in "
+                "mixed precision",
+            )
+        )
+    weights = (2 + 4) * n if mixed else 4 * n
+    slips.append(
+        (
+            weights + states,
+            "forgot-gradients",
+            "backward() stores a gradient for every weight until the step reads it",
+        )
+    )
+    if optimizer != "sgd":
+        slips.append(
+            (
+                reference(n, optimizer, mixed) - states,
+                "forgot-optimizer-state",
+                "momentum keeps one fp32 buffer per parameter and Adam two "
+                "(exp_avg and exp_avg_sq)",
+            )
+        )
+    return slips
+
+
+def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+    n, optimizer, mixed = case["args"]
+    return int_answer(
+        case, data, "bytes", reference(n, optimizer, mixed), _slips(n, optimizer, mixed)
+    )

@@ -1,0 +1,150 @@
+"""weight-layout-logits: logits from a head stored in either orientation.
+
+`nn.Linear(d, V)` stores its weight (out, in) = (V, d), the embedding's
+shape; Hugging Face's Conv1D and Flax/Keras Dense kernels store (in, out) =
+(d, V). The learner gets the layout by name and must honour it. Hidden
+square cases (V == d) catch code that guesses the orientation from the
+shapes: there both products run, and only one is right.
+"""
+
+from __future__ import annotations
+
+import random
+
+import torch
+
+from grading_engine.checks.answers import tensor_answer
+from grading_engine.checks.fingerprints import Variant
+from grading_engine.checks.tensors import case_error, run_and_capture
+from grading_engine.exercises.kit.cases import new_case, normal, seed_cases
+
+SLUG = "weight-layout-logits"
+ENTRY_POINT = "logits_for_layout"
+SIGNATURE = "logits_for_layout(x, weight, layout) -> Tensor"
+
+RTOL, ATOL = 1e-4, 1e-5
+LAYOUTS = ("out_in", "in_out")
+
+ERRORS = [
+    (
+        "cannot be multiplied",
+        "transposed-weight",
+        "'out_in' is (V, d): use x @ weight.T; 'in_out' is (d, V): use x @ weight",
+    ),
+]
+
+
+def make_cases(seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    cases = [
+        new_case(
+            "out_in (nn.Linear), V=97, d=16",
+            False,
+            layout="out_in",
+            V=97,
+            d=16,
+            b=2,
+            t=5,
+        ),
+        new_case(
+            "in_out (Conv1D), V=97, d=16",
+            False,
+            layout="in_out",
+            V=97,
+            d=16,
+            b=2,
+            t=5,
+        ),
+    ]
+    for layout in LAYOUTS:
+        size = rng.choice([24, 32, 48])
+        cases.append(
+            new_case(
+                f"hidden square {layout}",
+                True,
+                layout=layout,
+                V=size,
+                d=size,
+                b=rng.randint(1, 3),
+                t=rng.randint(3, 9),
+            )
+        )
+    for i in range(2):
+        cases.append(
+            new_case(
+                f"hidden {i + 1}",
+                True,
+                layout=rng.choice(LAYOUTS),
+                V=rng.choice([89, 131, 211]),
+                d=rng.choice([12, 20, 40]),
+                b=rng.randint(1, 3),
+                t=rng.randint(3, 9),
+            )
+        )
+    return seed_cases(cases, rng)
+
+
+def inputs(case: dict) -> tuple[torch.Tensor, torch.Tensor, str]:
+    x, rows = normal(
+        case["seed"], (case["b"], case["t"], case["d"]), (case["V"], case["d"])
+    )
+    rows = rows / case["d"] ** 0.5
+    # The same table of token rows, stored in the requested orientation.
+    weight = rows if case["layout"] == "out_in" else rows.T.contiguous()
+    return x, weight, case["layout"]
+
+
+def run_case(fn, case: dict):
+    return run_and_capture(fn, *inputs(case))
+
+
+def _variants(x, rows, layout, expected) -> list[Variant]:
+    variants = []
+    V, d = rows.shape
+    if V == d:
+        # The other orientation only runs when V == d; with V != d it fails
+        # in the child and is diagnosed from the error message instead.
+        other = x @ rows
+        wrong_way = Variant(
+            "guessed-from-shape",
+            lambda: other,
+            f"the weight is square ({V} x {d}), so x @ weight "
+            "and x @ weight.T both run and the shapes cannot say which is right "
+            "(code that picks the orientation by matching sizes fails exactly "
+            f"here): layout {layout!r} means "
+            + (
+                "(out, in), so use x @ weight.T"
+                if layout == "out_in"
+                else "(in, out), so use x @ weight"
+            ),
+        )
+        variants.append(wrong_way)
+    variants.append(
+        Variant(
+            "probabilities-not-logits",
+            lambda: torch.softmax(expected, dim=-1),
+            "your output matches softmax(logits): return the raw logits",
+        )
+    )
+    return variants
+
+
+def check_case(case: dict, data: dict, tensors: dict):
+    if raised := case_error(case, data, ERRORS):
+        return raised
+    x, weight, layout = inputs(case)
+    rows = weight if layout == "out_in" else weight.T
+    expected = x @ rows.T
+    return tensor_answer(
+        case["name"],
+        data,
+        tensors,
+        expected,
+        variants=lambda: _variants(x, rows, layout, expected),
+        axes=("batch", "time", "vocab"),
+        sizes={"n_embd": case["d"]},
+        rtol=RTOL,
+        atol=ATOL,
+        what="the logits",
+        hidden=bool(case["hidden"]),
+    )

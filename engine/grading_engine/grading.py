@@ -1,0 +1,243 @@
+"""Grade one submission: run it through a Runner, then judge in the parent.
+
+The child only captures plain data; this module decodes it with strict caps
+and lets the exercise's `check_case` compare it with the reference here, in
+the trusted process. Whatever the learner prints, forges or crashes with,
+the status is "passed" only when every check of every case passed.
+"""
+
+from __future__ import annotations
+
+import secrets
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from grading_engine.checks.result import CheckResult
+from grading_engine.exercises.base import load_harness
+from grading_engine.harness.wire import WireError, decode_result
+from grading_engine.runner import ChildOutcome, Runner
+
+MAX_RESULT_BYTES = 64 * 1024 * 1024
+TOLERANCE_OPTIONS = ("rtol", "atol")
+_OVERRIDE_LOCK = threading.Lock()
+
+
+@dataclass
+class Verdict:
+    status: str  # "passed" | "failed" | "error"
+    score: float  # 0..1, passed checks / all checks (0 for error)
+    checks: list[CheckResult] = field(default_factory=list)
+    stdout: str = ""
+    stderr: str = ""
+    duration_ms: float = 0.0
+
+    def to_dict(self) -> dict:
+        return {
+            "status": self.status,
+            "score": self.score,
+            "checks": [check.to_dict() for check in self.checks],
+            "stdout": self.stdout,
+            "stderr": self.stderr,
+            "duration_ms": self.duration_ms,
+        }
+
+
+def grade(
+    *,
+    harness: str,
+    code: str,
+    entry_point: str,
+    runner: Runner,
+    seed: int | None = None,
+    timeout: float = 60.0,
+    tiktoken_cache_dir: str | None = None,
+    options: dict | None = None,
+) -> Verdict:
+    """Run `code` against the cases of `harness` and judge the result.
+
+    `options` are an exercise's admin-set overrides; `rtol`/`atol` replace
+    the harness's RTOL/ATOL while its checks run (see `tolerances`).
+    """
+    module = load_harness(harness)
+    if seed is None:
+        seed = secrets.randbits(31)  # a fresh draw per attempt
+    cases = module.make_cases(seed)
+    if tiktoken_cache_dir is None:
+        from grading_engine.reference.tokenizer import default_cache_dir, get_encoding
+
+        get_encoding()  # installs the GPT-2 files there once per process
+        tiktoken_cache_dir = str(default_cache_dir())
+    job = {
+        "code": code,
+        "entry_point": entry_point,
+        "harness": harness,
+        "cases": cases,
+        "tiktoken_cache_dir": str(tiktoken_cache_dir),
+    }
+    outcome = runner.run(job, timeout=timeout)
+    with tolerances(module, options):
+        return judge(module, cases, outcome, timeout=timeout)
+
+
+@contextmanager
+def tolerances(module, options: dict | None) -> Iterator[None]:
+    """Use an exercise's rtol/atol in place of its harness's RTOL/ATOL.
+
+    Harness checks read the module constants at call time, so swapping them
+    for the duration of one judge is enough; the lock keeps two threads of
+    one process from judging with each other's tolerances.
+    """
+    wanted = {
+        key.upper(): float(value)
+        for key, value in (options or {}).items()
+        if key in TOLERANCE_OPTIONS and hasattr(module, key.upper())
+    }
+    if not wanted:
+        yield
+        return
+    with _OVERRIDE_LOCK:
+        saved = {name: getattr(module, name) for name in wanted}
+        try:
+            for name, value in wanted.items():
+                setattr(module, name, value)
+            yield
+        finally:
+            for name, value in saved.items():
+                setattr(module, name, value)
+
+
+def judge(module, cases: list[dict], outcome: ChildOutcome, *, timeout: float):
+    """Turn a child's raw outcome into a Verdict; trusts nothing in it."""
+
+    def error(name: str, message: str, **extra) -> Verdict:
+        check = CheckResult(name=name, passed=False, message=message, **extra)
+        return Verdict(
+            "error", 0.0, [check], outcome.stdout, outcome.stderr, outcome.duration_ms
+        )
+
+    if outcome.timed_out:
+        return error(
+            "time limit",
+            f"took longer than {timeout:g} s and was stopped: look for a loop "
+            "that never ends or work that grows with the input",
+        )
+    if not outcome.result:
+        return error("run", _crash_message(outcome))
+    try:
+        meta, tensors = decode_result(outcome.result, max_bytes=MAX_RESULT_BYTES)
+    except WireError as exc:
+        return error(
+            "result",
+            f"the grader could not read the result of your code ({exc}); this "
+            "happens when the code writes to the grader's channel or ends the "
+            "process early",
+        )
+    if meta["error"] is not None:
+        return error(_error_name(meta["error"]), _describe(meta["error"]))
+    if len(meta["cases"]) != len(cases):
+        return error(
+            "result",
+            f"the grader expected {len(cases)} case results and got "
+            f"{len(meta['cases'])}",
+        )
+
+    checks: list[CheckResult] = []
+    for index, (case, record) in enumerate(zip(cases, meta["cases"], strict=True)):
+        if not record["ok"]:
+            where = "a hidden case" if case.get("hidden") else f"case {case['name']}"
+            return error(
+                _error_name(record["error"]),
+                f"{_describe(record['error'])} (in {where})",
+                hidden=bool(case.get("hidden")),
+            )
+        prefix = f"c{index}/"
+        case_tensors = {
+            name[len(prefix) :]: t
+            for name, t in tensors.items()
+            if name.startswith(prefix)
+        }
+        checks.extend(_check(module, case, record["data"], case_tensors))
+
+    passed = sum(check.passed for check in checks)
+    all_passed = bool(checks) and passed == len(checks)
+    return Verdict(
+        "passed" if all_passed else "failed",
+        passed / len(checks) if checks else 0.0,
+        checks,
+        outcome.stdout,
+        outcome.stderr,
+        outcome.duration_ms,
+    )
+
+
+def _check(module, case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+    # Malformed data (a tampered harness, a learner object that captured
+    # oddly) must fail the case, not crash the grader.
+    try:
+        results = module.check_case(case, data, tensors)
+    except Exception as exc:  # noqa: BLE001
+        return [
+            CheckResult(
+                name=f"{case['name']}",
+                passed=False,
+                message=f"the grader could not read the result of this case "
+                f"({type(exc).__name__}: {str(exc)[:200]})",
+                hidden=bool(case.get("hidden")),
+            )
+        ]
+    if not results or not all(isinstance(r, CheckResult) for r in results):
+        raise TypeError(f"{module.__name__}.check_case returned no CheckResults")
+    return list(results)
+
+
+def _error_name(error: dict) -> str:
+    return {
+        "SyntaxError": "syntax",
+        "IndentationError": "syntax",
+        "TabError": "syntax",
+        "MissingEntryPoint": "entry point",
+    }.get(error["type"], "exception")
+
+
+def _describe(error: dict) -> str:
+    """`line 4: AttributeError: ...`, or the plain message when no line."""
+    kind, message, line = error["type"], error["message"], error["line"]
+    if kind == "MissingEntryPoint":
+        return message
+    if kind in ("SyntaxError", "IndentationError", "TabError"):
+        text = message
+    else:
+        text = f"{kind}: {message}" if message else kind
+    if line is not None:
+        text = f"line {line}: {text}"
+    if error["traceback"]:
+        text += "\n\n" + error["traceback"]
+    return text
+
+
+def _crash_message(outcome: ChildOutcome) -> str:
+    code = outcome.exit_code
+    if outcome.killed_reason:
+        reason = f"killed: {outcome.killed_reason}"
+    elif code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        reason = f"the process was killed by {name}"
+        if -code == signal.SIGKILL:
+            reason += " (often: it ran out of memory)"
+    elif code == 0:
+        reason = (
+            "the process ended before the grader got a result: do not call "
+            "exit(), sys.exit() or os._exit() in your code"
+        )
+    else:
+        reason = f"the process exited with code {code} before sending a result"
+    tail = outcome.stderr.strip().splitlines()[-3:]
+    if tail and not outcome.killed_reason:
+        reason += "\n\n" + "\n".join(tail)
+    return reason
