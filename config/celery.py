@@ -25,6 +25,6 @@ def _warm_the_grader(**kwargs) -> None:
     if settings.GRADER_RUNNER == "pool" and not settings.CELERY_TASK_ALWAYS_EAGER:
         import threading
 
-        from grader.runners import runner_get
+        from grader.process_runner import runner_get
 
         threading.Thread(target=runner_get, name="warm-grader", daemon=True).start()

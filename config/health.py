@@ -33,8 +33,8 @@ def sandbox_health(request):
     """Which sandbox protections are active on this host (admins only)."""
     if not (request.user.is_authenticated and request.user.is_staff):
         return JsonResponse({"detail": "Admins only."}, status=403)
-    from grader.sandbox import probe_protections
-    from grader.sandbox.probe import REQUIRED, missing_required
+    from grading_engine.sandbox import probe_protections
+    from grading_engine.sandbox.probe import REQUIRED, missing_required
 
     found = probe_protections()
     missing = missing_required(found)

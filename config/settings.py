@@ -93,7 +93,7 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 # django-axes first: it refuses locked-out credentials before a password check.
 AUTHENTICATION_BACKENDS = [
-    "quiz.login_guard.AxesBackendForRequests",
+    "quiz.core.login_guard.AxesBackendForRequests",
     "django.contrib.auth.backends.ModelBackend",
 ]
 LOGIN_REDIRECT_URL = "home"
@@ -129,12 +129,12 @@ if SESSION_COOKIE_SECURE:
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "grader.api.auth.ExpiringTokenAuthentication",
+        "quiz.core.api.auth.ExpiringTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "grader.api.errors.exception_handler",
+    "EXCEPTION_HANDLER": "quiz.core.api.errors.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Transformer Q&A course API",
@@ -146,22 +146,22 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
-# API tokens (grader.api.tokens): refused this long after they were issued.
+# API tokens (quiz.core.api.tokens): refused this long after they were issued.
 API_TOKEN_TTL_HOURS = envint("API_TOKEN_TTL_HOURS", 720, minimum=1)
 
-# Log-in brute-force protection (quiz.login_guard, django-axes): failures per
+# Log-in brute-force protection (quiz.core.login_guard, django-axes): failures per
 # username from any IP, and per IP over any usernames, within the cool-off.
 LOGIN_FAILURE_LIMIT = envint("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 LOGIN_IP_FAILURE_LIMIT = envint("LOGIN_IP_FAILURE_LIMIT", 50, minimum=1)
 LOGIN_COOLOFF_MINUTES = envint("LOGIN_COOLOFF_MINUTES", 15, minimum=1)
-AXES_HANDLER = "quiz.login_guard.TieredAxesHandler"
+AXES_HANDLER = "quiz.core.login_guard.TieredAxesHandler"
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
-AXES_FAILURE_LIMIT = "quiz.login_guard.username_failure_limit"
+AXES_FAILURE_LIMIT = "quiz.core.login_guard.username_failure_limit"
 AXES_COOLOFF_TIME = timedelta(minutes=LOGIN_COOLOFF_MINUTES)
 AXES_RESET_ON_SUCCESS = True
 # Attempts while locked out do not extend the lock, so Retry-After holds.
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
-AXES_LOCKOUT_CALLABLE = "quiz.login_guard.lockout_response"
+AXES_LOCKOUT_CALLABLE = "quiz.core.login_guard.lockout_response"
 AXES_DISABLE_ACCESS_LOG = True  # failures only; no row per successful log-in
 
 # Celery: Redis broker, JSON only, late acks so a killed worker's task is redelivered.
@@ -221,7 +221,7 @@ SUBMISSION_MAX_BYTES = envint("SUBMISSION_MAX_BYTES", 64 * 1024, minimum=1)
 # Enforced in grader.services.submission_create for the API and the form alike.
 SUBMISSION_RATE = envstr("SUBMISSION_RATE", "30/min")
 try:
-    from grader.rates import rate_parse
+    from quiz.core.rates import rate_parse
 
     rate_parse(SUBMISSION_RATE)
 except ValueError as exc:

@@ -1,24 +1,19 @@
-"""Admin authoring of exercises (verified on save) and diagnoses."""
+"""Admin authoring of exercises, verified on save."""
 
 from django import forms
 from django.contrib import admin, messages
 from django.utils.html import format_html, format_html_join
+from grading_engine.exercises.base import load_harness
 
-from grader.exercises.base import load_harness
-from grader.models import Diagnosis, Exercise
+from grader.models import Exercise
 from grader.verify import (
     exercise_is_verified,
     exercise_options_problems,
     exercise_verify,
+    exercise_verify_audited,
 )
-from quiz.admin import ContentForm, MarkdownPreviewMixin
-from quiz.audit import (
-    Action,
-    AuditedAdminMixin,
-    audit_changes,
-    audit_record,
-    audit_snapshot,
-)
+from quiz.content.authoring import ContentForm, MarkdownPreviewMixin
+from quiz.core.audit import AuditedAdminMixin
 
 
 class ExerciseForm(ContentForm):
@@ -39,8 +34,8 @@ class ExerciseForm(ContentForm):
         except LookupError:
             module = harness.replace("-", "_")
             raise forms.ValidationError(
-                f"No grading module grader/exercises/{module}.py: a harness must "
-                "exist in the code before an exercise can use it."
+                f"No grading module engine/grading_engine/exercises/{module}.py: "
+                "a harness must exist in the code before an exercise can use it."
             ) from None
         return harness
 
@@ -163,17 +158,8 @@ class ExerciseAdmin(AuditedAdminMixin, MarkdownPreviewMixin, admin.ModelAdmin):
     def verify_selected(self, request, queryset):
         passed, failed = [], []
         for exercise in queryset:
-            before = audit_snapshot(exercise)
-            outcome = exercise_verify(exercise=exercise)
+            outcome = exercise_verify_audited(exercise=exercise, actor=request.user)
             (passed if outcome.passed else failed).append(exercise.slug)
-            changes = audit_changes(old=before, new=audit_snapshot(exercise))
-            if changes:
-                audit_record(
-                    actor=request.user,
-                    action=Action.UPDATE,
-                    instance=exercise,
-                    changes=changes,
-                )
             if not outcome.passed:
                 messages.error(
                     request,
@@ -181,17 +167,3 @@ class ExerciseAdmin(AuditedAdminMixin, MarkdownPreviewMixin, admin.ModelAdmin):
                 )
         if passed:
             messages.success(request, f"Verified {len(passed)}: {', '.join(passed)}.")
-
-
-@admin.register(Diagnosis)
-class DiagnosisAdmin(AuditedAdminMixin, admin.ModelAdmin):
-    list_display = ["slug", "summary", "lesson_list"]
-    search_fields = ["slug", "summary"]
-    filter_horizontal = ["lessons"]
-
-    def get_queryset(self, request):
-        return super().get_queryset(request).prefetch_related("lessons")
-
-    @admin.display(description="Lessons")
-    def lesson_list(self, obj: Diagnosis) -> str:
-        return ", ".join(lesson.slug for lesson in obj.lessons.all()) or "—"

@@ -6,6 +6,6 @@ class GraderConfig(AppConfig):
     verbose_name = "Auto-grader"
 
     def ready(self) -> None:
-        from grader.api.tokens import connect_signals
+        from grader import hooks
 
-        connect_signals()  # a password change revokes the user's API token
+        hooks.connect()  # exercises into content's loader, submissions into progress

@@ -7,7 +7,7 @@ from django.db import models
 
 
 class Exercise(models.Model):
-    """A code exercise; `harness` names its grading module in grader/exercises."""
+    """A code exercise; `harness` names its module in grading_engine.exercises."""
 
     slug = models.SlugField(max_length=80, unique=True)
     lesson = models.ForeignKey(
@@ -19,7 +19,8 @@ class Exercise(models.Model):
     )
     title = models.CharField(max_length=200)
     harness = models.SlugField(
-        max_length=80, help_text="Grading module in grader/exercises, e.g. tie-weights."
+        max_length=80,
+        help_text="Grading module in grading_engine.exercises, e.g. tie-weights.",
     )
     entry_point = models.CharField(
         max_length=80, help_text="Function the learner defines."
@@ -120,24 +121,3 @@ class Submission(models.Model):
     @property
     def is_terminal(self) -> bool:
         return self.status in self.TERMINAL
-
-
-class Diagnosis(models.Model):
-    """A named misconception a check can report, and the lessons that teach it.
-
-    A failed check whose diagnosis is listed here schedules those lessons'
-    follow-ups for the learner's review.
-    """
-
-    slug = models.SlugField(max_length=80, unique=True)
-    summary = models.CharField(max_length=300, blank=True)
-    lessons = models.ManyToManyField(
-        "quiz.Lesson", blank=True, related_name="diagnoses"
-    )
-
-    class Meta:
-        ordering = ["slug"]
-        verbose_name_plural = "diagnoses"
-
-    def __str__(self) -> str:
-        return self.slug

@@ -1,11 +1,31 @@
-"""Reads for exercises and submissions, with visibility rules in one place."""
+"""Reads for exercises and submissions, with visibility rules in one place.
+
+Each read takes a fixed number of queries, whatever the learner's history.
+"""
 
 from __future__ import annotations
 
-from django.db.models import Q, QuerySet
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db.models import Count, Q, QuerySet
 
 from grader.models import Exercise, Submission
-from quiz.models import CohortMembership
+
+Status = Submission.Status
+GRADED = (Status.PASSED, Status.FAILED)  # an `error` was the grader's fault
+
+# Who else may see a learner's submissions: each scope maps a viewer to the
+# ids of the learners whose work they may see (a subquery), or None. The
+# teaching layer, above this one, registers "learners in my cohorts".
+_viewer_scopes: list[Callable] = []
+
+
+def submission_viewer_scope_register(scope: Callable) -> None:
+    """Add `scope(user) -> QuerySet of user ids | None` (once per scope)."""
+    if scope not in _viewer_scopes:
+        _viewer_scopes.append(scope)
 
 
 def exercise_list() -> QuerySet[Exercise]:
@@ -24,8 +44,12 @@ def submissions_visible_to(user) -> QuerySet[Submission]:
         return qs.none()
     if user.is_superuser:
         return qs
-    taught = CohortMembership.objects.filter(cohort__owner=user).values("user_id")
-    return qs.filter(Q(user=user) | Q(user_id__in=taught))
+    visible = Q(user=user)
+    for scope in _viewer_scopes:
+        learner_ids = scope(user)
+        if learner_ids is not None:
+            visible |= Q(user_id__in=learner_ids)
+    return qs.filter(visible)
 
 
 def submission_get(*, user, submission_id) -> Submission:
@@ -51,27 +75,43 @@ def submission_queue_position(submission: Submission) -> int | None:
     return ahead + 1
 
 
-def submission_gradescope(submission: Submission) -> dict:
-    """The submission in Gradescope's results.json shape (one point per check)."""
-    tests = [
-        {
-            "name": check["name"],
-            "score": 1.0 if check["passed"] else 0.0,
-            "max_score": 1.0,
-            "status": "passed" if check["passed"] else "failed",
-            "output": check.get("message", ""),
-            "visibility": "after_published" if check.get("hidden") else "visible",
-        }
-        for check in submission.checks
-    ]
-    output = f"{submission.exercise.slug}: {submission.status}"
-    if submission.stdout:
-        output += f"\n\nYour code printed:\n{submission.stdout}"
-    return {
-        "score": sum(t["score"] for t in tests),
-        "execution_time": round(submission.grade_ms / 1000, 3)
-        if submission.grade_ms
-        else None,
-        "output": output,
-        "tests": tests,
-    }
+@dataclass(frozen=True)
+class SolutionAccess:
+    """Whether the reference solution is shown, and why (for the page's note)."""
+
+    passed: bool
+    graded: int
+    needed: int
+
+    @property
+    def shown(self) -> bool:
+        return self.passed or self.graded >= self.needed
+
+    @property
+    def remaining(self) -> int:
+        return max(self.needed - self.graded, 0)
+
+
+def solution_access(*, user, exercise: Exercise) -> SolutionAccess:
+    """Shown after a pass or after SOLUTION_AFTER_ATTEMPTS graded attempts."""
+    needed = settings.SOLUTION_AFTER_ATTEMPTS
+    if not user.is_authenticated:
+        return SolutionAccess(passed=False, graded=0, needed=needed)
+    counts = Submission.objects.filter(user=user, exercise=exercise).aggregate(
+        passed=Count("pk", filter=Q(status=Status.PASSED)),
+        graded=Count("pk", filter=Q(status__in=GRADED)),
+    )
+    return SolutionAccess(
+        passed=counts["passed"] > 0, graded=counts["graded"], needed=needed
+    )
+
+
+def attempt_history(*, user, exercise: Exercise, limit: int = 20) -> list[Submission]:
+    """The learner's own latest attempts (never another learner's, even for admins)."""
+    if not user.is_authenticated:
+        return []
+    return list(
+        Submission.objects.filter(user=user, exercise=exercise)
+        .only("pk", "status", "score", "checks", "created_at", "exercise_id")
+        .order_by("-created_at")[:limit]
+    )

@@ -24,7 +24,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 
-from grader.rates import rate_parse, rate_words
+from quiz.core.rates import rate_parse, rate_words
 
 # When the cap refuses, suggest retrying after about one light grade.
 CAP_RETRY_AFTER_SECONDS = 5

@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 
 from celery import shared_task
+from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
-from grader import services
+from grader import submission_grading
 
 
 @shared_task(name="grader.ping", acks_late=True, soft_time_limit=10, time_limit=15)
@@ -27,10 +28,16 @@ def ping(payload: dict) -> dict:
 )
 def grade_submission(submission_id: str) -> str | None:
     """Grade the submission with this id; repeating it is harmless."""
-    return services.submission_grade(submission_id=submission_id)
+    return submission_grading.submission_grade(submission_id=submission_id)
 
 
 @shared_task(name="grader.sweep", acks_late=True, ignore_result=True)
 def sweep() -> int:
     """Re-send submissions whose message was lost or whose worker died."""
-    return services.submissions_sweep()
+    return submission_grading.submissions_sweep(resend=_grade_submission_send)
+
+
+def _grade_submission_send(submission_id: str) -> None:
+    grade_submission.apply_async(
+        args=[submission_id], queue=settings.CELERY_TASK_DEFAULT_QUEUE
+    )

@@ -17,10 +17,12 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from grading_engine.exercises.base import load_harness
+from grading_engine.grading import grade
 
-from grader.exercises.base import load_harness
-from grader.grading import grade
 from grader.models import Exercise
+from grader.process_runner import runner_get
+from quiz.core.audit import Action, audit_changes, audit_record, audit_snapshot
 
 # Fixed so that a verification is reproducible: the same inputs always draw
 # the same cases, and a re-run tells you about the exercise, not the dice.
@@ -123,8 +125,7 @@ def _grade_solution(exercise: Exercise, runner) -> dict:
     except LookupError as exc:
         return _failure("error", "harness", str(exc))
     if runner is None:
-        from grader.runners import runner_get
-        from grader.sandbox import SandboxUnavailable
+        from grading_engine.sandbox import SandboxUnavailable
 
         try:
             # Cold, like manage.py grade: a one-off check must not make the
@@ -184,3 +185,18 @@ def exercise_verify(
         with transaction.atomic():
             exercise.save(update_fields=["verification", "verified_at", "published"])
     return VerifyOutcome(passed=passed, verification=exercise.verification)
+
+
+def exercise_verify_audited(*, exercise: Exercise, actor) -> VerifyOutcome:
+    """exercise_verify, with what it changed on the row in the audit trail.
+
+    `actor` is the admin who asked, or None for a command.
+    """
+    before = audit_snapshot(exercise)
+    outcome = exercise_verify(exercise=exercise)
+    changes = audit_changes(old=before, new=audit_snapshot(exercise))
+    if changes:
+        audit_record(
+            actor=actor, action=Action.UPDATE, instance=exercise, changes=changes
+        )
+    return outcome

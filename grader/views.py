@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from django.http import Http404
 from django.shortcuts import redirect, render
 
-from grader import exercise_page, selectors, services
+from grader import check_feedback, selectors, services
 from grader.models import Exercise, Submission
 
 EDITOR_JS = "vendor/editor.js"
@@ -60,10 +60,10 @@ def exercise_detail(request, slug: str):
 
 
 def _exercise_context(request, exercise: Exercise, code: str) -> dict:
-    attempts = exercise_page.attempt_history(user=request.user, exercise=exercise)
+    attempts = selectors.attempt_history(user=request.user, exercise=exercise)
     latest = next((a for a in attempts if a.is_terminal), None)
     checks = (
-        exercise_page.checks_for_display(
+        check_feedback.checks_for_display(
             checks=latest.checks, fallback_lesson=exercise.lesson
         )
         if latest
@@ -75,8 +75,8 @@ def _exercise_context(request, exercise: Exercise, code: str) -> dict:
         "attempts": attempts,
         "latest": latest,
         "latest_checks": checks,
-        "latest_mistakes": exercise_page.mistakes_from(checks),
-        "solution": exercise_page.solution_access(user=request.user, exercise=exercise),
+        "latest_mistakes": check_feedback.mistakes_from(checks),
+        "solution": selectors.solution_access(user=request.user, exercise=exercise),
         # Without a built bundle the page keeps the plain textarea.
         "editor_js": finders.find(EDITOR_JS) is not None,
     }
@@ -91,7 +91,7 @@ def submission_detail(request, submission_id):
     except (Submission.DoesNotExist, ValidationError):
         raise Http404("No such submission.") from None
     exercise = submission.exercise
-    checks = exercise_page.checks_for_display(
+    checks = check_feedback.checks_for_display(
         checks=submission.checks, fallback_lesson=exercise.lesson
     )
     return render(
@@ -102,9 +102,7 @@ def submission_detail(request, submission_id):
             "exercise": exercise,
             "queue_position": selectors.submission_queue_position(submission),
             "checks": checks,
-            "mistakes": exercise_page.mistakes_from(checks),
-            "solution": exercise_page.solution_access(
-                user=request.user, exercise=exercise
-            ),
+            "mistakes": check_feedback.mistakes_from(checks),
+            "solution": selectors.solution_access(user=request.user, exercise=exercise),
         },
     )

@@ -8,7 +8,11 @@ class QuizConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import post_migrate
 
-        from quiz.roles import ensure_roles
+        from quiz.core.api.tokens import connect_signals
+        from quiz.core.roles import ensure_roles
+        from quiz.teaching import hooks as teaching_hooks
 
         # Permissions exist only after migrate has run, so roles follow it.
         post_migrate.connect(ensure_roles, sender=self)
+        connect_signals()  # a password change revokes the user's API token
+        teaching_hooks.connect()  # instructors see their cohorts' submissions

@@ -7,16 +7,6 @@ from rest_framework import serializers
 from grader.models import Exercise, Submission
 
 
-class TokenRequestSerializer(serializers.Serializer):
-    username = serializers.CharField(max_length=150)
-    password = serializers.CharField(max_length=128, style={"input_type": "password"})
-
-
-class TokenResponseSerializer(serializers.Serializer):
-    token = serializers.CharField()
-    expires_at = serializers.DateTimeField()
-
-
 class ExerciseListSerializer(serializers.ModelSerializer):
     lesson = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     url = serializers.SerializerMethodField()

@@ -1,9 +1,10 @@
+"""Exercise and submission API routes, included at /api/v1/ from config/urls.py."""
+
 from django.urls import path
 
 from grader.api import views
 
 urlpatterns = [
-    path("auth/token/", views.TokenView.as_view(), name="api-token"),
     path("exercises/", views.ExerciseListView.as_view(), name="api-exercises"),
     path(
         "exercises/<slug:slug>/",

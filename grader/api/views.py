@@ -2,103 +2,17 @@
 
 from __future__ import annotations
 
-from django.contrib.auth import authenticate
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import (
-    APIException,
-    NotFound,
-    Throttled,
-    ValidationError,
-)
-from rest_framework.permissions import AllowAny, IsAuthenticated
+from rest_framework.exceptions import NotFound, Throttled, ValidationError
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from grader import selectors, services
 from grader.api import serializers as s
-from grader.api import tokens
-from grader.api.auth import ExpiringTokenAuthentication
-from grader.api.parsers import BoundedJSONParser
+from grader.api.gradescope import submission_gradescope
 from grader.models import Exercise, Submission
-from quiz import login_guard
-
-
-class ApiView(APIView):
-    parser_classes = [BoundedJSONParser]
-
-
-class LoginLockedOut(APIException):
-    """429 for a username or IP locked out by quiz.login_guard (Retry-After set)."""
-
-    status_code = status.HTTP_429_TOO_MANY_REQUESTS
-    default_code = "locked_out"
-
-    def __init__(self, wait: int):
-        super().__init__(login_guard.lockout_message(wait))
-        self.wait = wait
-
-
-class TokenView(ApiView):
-    """POST: a token for a username and password (throttled by django-axes).
-    DELETE: revoke the token the request authenticates with."""
-
-    def _revoking(self) -> bool:
-        # The schema generator asks before it sets a request: show the token.
-        return getattr(self.request, "method", "DELETE") == "DELETE"
-
-    def get_authenticators(self):
-        # POST must work even with an expired token still in the headers.
-        return [ExpiringTokenAuthentication()] if self._revoking() else []
-
-    def get_authenticate_header(self, request):
-        return "Token"  # DELETE without a valid token: 401, not 403
-
-    def get_permissions(self):
-        return [IsAuthenticated()] if self._revoking() else [AllowAny()]
-
-    @extend_schema(
-        request=s.TokenRequestSerializer,
-        responses={
-            200: s.TokenResponseSerializer,
-            400: OpenApiResponse(description="Bad credentials"),
-            429: OpenApiResponse(
-                description="Too many failed attempts for this username or IP; "
-                "see Retry-After"
-            ),
-        },
-        summary="Get an API token for a username and password",
-    )
-    def post(self, request):
-        data = s.TokenRequestSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        user = authenticate(request, **data.validated_data)
-        if login_guard.login_is_locked(request):
-            raise LoginLockedOut(
-                login_guard.retry_after_seconds(request, data.validated_data)
-            )
-        if user is None or not user.is_active:
-            raise ValidationError(
-                {"detail": "Unable to log in with these credentials."}
-            )
-        login_guard.login_succeeded(request, user)
-        token = tokens.token_issue(user)
-        return Response(
-            {"token": token.key, "expires_at": tokens.token_expires_at(token)}
-        )
-
-    @extend_schema(
-        request=None,
-        responses={
-            204: OpenApiResponse(description="The token is revoked"),
-            401: OpenApiResponse(description="No valid token"),
-        },
-        summary="Revoke the API token this request authenticates with",
-    )
-    def delete(self, request):
-        tokens.token_revoke(request.auth)
-        return Response(status=status.HTTP_204_NO_CONTENT)
+from quiz.core.api.base import ApiView
 
 
 def _exercise_or_404(slug: str) -> Exercise:
@@ -191,4 +105,4 @@ class SubmissionGradescopeView(ApiView):
     )
     def get(self, request, submission_id):
         submission = _submission_or_404(request, submission_id)
-        return Response(selectors.submission_gradescope(submission))
+        return Response(submission_gradescope(submission))

@@ -19,7 +19,7 @@ class Migration(migrations.Migration):
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('slug', models.SlugField(max_length=80, unique=True)),
                 ('title', models.CharField(max_length=200)),
-                ('harness', models.SlugField(help_text='Grading module in grader/exercises, e.g. tie-weights.', max_length=80)),
+                ('harness', models.SlugField(help_text='Grading module in engine/grading_engine/exercises, e.g. tie-weights.', max_length=80)),
                 ('entry_point', models.CharField(help_text='Function the learner defines.', max_length=80)),
                 ('signature', models.CharField(max_length=300)),
                 ('prompt', models.TextField(help_text='Markdown shown to the learner.')),

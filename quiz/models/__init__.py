@@ -1,14 +1,22 @@
-"""Models of the quiz app, one module per concern."""
+"""The quiz app's models, defined in its layers and re-exported for Django."""
 
-from quiz.models.audit import AuditEntry
-from quiz.models.cohorts import Cohort, CohortMembership
-from quiz.models.content import Figure, FollowUp, Lesson, Question, Section
-from quiz.models.progress import LessonRead, QuestionAttempt, ReviewCard, ReviewLog
+from quiz.content.models import (
+    Diagnosis,
+    Figure,
+    FollowUp,
+    Lesson,
+    Question,
+    Section,
+)
+from quiz.core.models import AuditEntry
+from quiz.learning.models import LessonRead, QuestionAttempt, ReviewCard, ReviewLog
+from quiz.teaching.models import Cohort, CohortMembership
 
 __all__ = [
     "AuditEntry",
     "Cohort",
     "CohortMembership",
+    "Diagnosis",
     "Figure",
     "FollowUp",
     "Lesson",

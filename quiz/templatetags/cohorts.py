@@ -2,7 +2,7 @@
 
 from django import template
 
-from quiz.cohort_selectors import user_can_teach
+from quiz.teaching.selectors import user_can_teach
 
 register = template.Library()
 

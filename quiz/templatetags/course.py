@@ -1,7 +1,7 @@
 from django import template
 from django.utils.safestring import mark_safe
 
-from quiz.markdown import render_markdown
+from quiz.content.markdown import render_markdown
 
 register = template.Library()
 

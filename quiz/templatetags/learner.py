@@ -1,6 +1,6 @@
 from django import template
 
-from quiz.review import cards_due_count
+from quiz.learning.review import cards_due_count
 
 register = template.Library()
 

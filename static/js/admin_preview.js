@@ -1,5 +1,5 @@
 // Live Markdown preview for admin textareas marked data-markdown-preview.
-// The server renders and sanitises (quiz.markdown.render_markdown), so the
+// The server renders and sanitises (quiz.content.markdown.render_markdown), so the
 // preview shows exactly what learners will see and never runs author HTML.
 // Without JavaScript the admin still shows the "as saved" preview field.
 (function () {

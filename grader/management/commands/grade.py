@@ -6,11 +6,11 @@ import json as _json
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
+from grading_engine.terminal import fenced, terminal_escape
 
 from grader import selectors
 from grader.models import Exercise
-from grader.services import exercise_grade
-from grader.terminal import fenced, terminal_escape
+from grader.process_runner import exercise_grade, runner_get
 
 MAX_FILE_BYTES = 1024 * 1024
 
@@ -29,8 +29,7 @@ class Command(BaseCommand):
     def handle(self, *args, slug, file, json: bool = False, seed=None, **options):
         exercise = self._exercise(slug)
         code = self._read(Path(file))
-        from grader.runners import runner_get
-        from grader.sandbox import SandboxUnavailable
+        from grading_engine.sandbox import SandboxUnavailable
 
         try:
             runner_get(

@@ -3,8 +3,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from grader.models import Exercise
-from grader.verify import exercise_verify
-from quiz.audit import Action, audit_changes, audit_record, audit_snapshot
+from grader.verify import exercise_verify_audited
 
 
 class Command(BaseCommand):
@@ -25,13 +24,7 @@ class Command(BaseCommand):
                 raise CommandError(f"unknown exercise {', '.join(unknown)}")
         failed = []
         for exercise in exercises:
-            before = audit_snapshot(exercise)
-            outcome = exercise_verify(exercise=exercise)
-            changes = audit_changes(old=before, new=audit_snapshot(exercise))
-            if changes:
-                audit_record(
-                    actor=None, action=Action.UPDATE, instance=exercise, changes=changes
-                )
+            outcome = exercise_verify_audited(exercise=exercise, actor=None)
             status = outcome.verification["status"]
             if outcome.passed:
                 self.stdout.write(self.style.SUCCESS(f"{exercise.slug}: {status}"))

@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from quiz.accounts import DEMO_ACCOUNTS, demo_accounts_create
+from quiz.teaching.demo_accounts import DEMO_ACCOUNTS, demo_accounts_create
 
 
 class Command(BaseCommand):

@@ -3,8 +3,8 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from quiz.content_files import ContentError
-from quiz.export import ExportError, content_export
+from quiz.content.export import ExportError, content_export
+from quiz.content.tree import ContentError
 
 
 class Command(BaseCommand):

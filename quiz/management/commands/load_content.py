@@ -3,8 +3,8 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from quiz.content_files import ContentError
-from quiz.services import content_load
+from quiz.content.loader import content_load
+from quiz.content.tree import ContentError
 
 
 class Command(BaseCommand):

@@ -1,0 +1,58 @@
+"""Exercise rows to and from the content tree's exercise files.
+
+The content layer parses content/exercises/*.yaml into ExerciseRecords and
+writes them back; these functions are what it calls (through
+quiz.content.exercise_store, see grader.hooks) to store and read the rows.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from grader.models import Exercise
+from quiz.content.models import Lesson
+from quiz.content.tree import ExerciseRecord
+from quiz.core.upsert import upsert
+
+
+def exercise_upsert(*, record: ExerciseRecord, source_path: str) -> str:
+    """Create or update an exercise from a parsed content record.
+
+    Returns "created", "updated" or "unchanged" for the loader's report.
+    """
+    lesson = Lesson.objects.get(slug=record.lesson) if record.lesson else None
+    values = {
+        "lesson": lesson,
+        "title": record.title.strip(),
+        "harness": record.harness,
+        "entry_point": record.entry_point,
+        "signature": record.signature.strip(),
+        "prompt": record.prompt,
+        "starter": record.starter,
+        "solution": record.solution,
+        "wrong_solutions": record.wrong_solutions,
+        "options": record.options,
+        "source_path": source_path,
+    }
+    return upsert(Exercise, {"slug": record.slug}, values)
+
+
+def exercise_records() -> list[ExerciseRecord]:
+    """Every exercise, by slug, as the record its file is written from."""
+    return [
+        ExerciseRecord(
+            path=Path(exercise.source_path),
+            slug=exercise.slug,
+            lesson=exercise.lesson.slug if exercise.lesson_id else None,
+            title=exercise.title,
+            harness=exercise.harness,
+            entry_point=exercise.entry_point,
+            signature=exercise.signature,
+            prompt=exercise.prompt,
+            starter=exercise.starter,
+            solution=exercise.solution,
+            wrong_solutions=exercise.wrong_solutions,
+            options=exercise.options,
+        )
+        for exercise in Exercise.objects.select_related("lesson").order_by("slug")
+    ]

@@ -1,0 +1,14 @@
+"""Exercise and submission pages, included at the site root."""
+
+from django.urls import path
+
+from grader import views
+
+urlpatterns = [
+    path("exercises/<slug:slug>/", views.exercise_detail, name="exercise"),
+    path(
+        "submissions/<uuid:submission_id>/",
+        views.submission_detail,
+        name="submission",
+    ),
+]

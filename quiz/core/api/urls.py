@@ -1,0 +1,9 @@
+"""The API's own routes (tokens), included at /api/v1/ from config/urls.py."""
+
+from django.urls import path
+
+from quiz.core.api import views
+
+urlpatterns = [
+    path("auth/token/", views.TokenView.as_view(), name="api-token"),
+]

@@ -1,0 +1,36 @@
+"""How exercise submissions join a learner's progress, streak and data export.
+
+Submissions belong to the grader, a layer above learning, so learning never
+imports them. Grader's AppConfig.ready() registers an ExerciseProgress here;
+the progress reads use it when it is there and count no exercises when not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ExerciseProgress:
+    # A model with a `user` foreign key, and the datetime field that dates
+    # each row as activity (the streak and the activity chart).
+    activity_model: type
+    activity_field: str
+    activity_label: str
+    # (user=) -> how many distinct exercises the learner has passed.
+    passed_count: Callable[..., int]
+    # (user=) -> the learner's submissions as plain data for their export.
+    export_rows: Callable[..., list[dict]]
+
+
+_progress: ExerciseProgress | None = None
+
+
+def exercise_progress_register(progress: ExerciseProgress) -> None:
+    global _progress
+    _progress = progress
+
+
+def exercise_progress() -> ExerciseProgress | None:
+    return _progress

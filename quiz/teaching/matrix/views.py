@@ -1,0 +1,65 @@
+"""The cohort page (join link and progress matrix) and the matrix as CSV."""
+
+from __future__ import annotations
+
+from django.http import Http404
+from django.shortcuts import render
+
+from quiz.teaching.access import cohort_or_404, instructor_required
+from quiz.teaching.cohorts import join_url
+from quiz.teaching.csv_files import csv_response, export_filename
+from quiz.teaching.matrix.build import (
+    SORT_FIXED,
+    Matrix,
+    UnknownSection,
+    progress_matrix,
+    progress_matrix_for,
+)
+from quiz.teaching.matrix.csv_export import matrix_csv
+
+
+def _sort_header(matrix: Matrix, name: str) -> dict:
+    """The ?sort= link for a column (a second click reverses) and its arrow."""
+    query = f"?sort={'-' + name if matrix.sort == name else name}"
+    if matrix.section:
+        query += f"&section={matrix.section}"
+    arrow = {name: "▲", f"-{name}": "▼"}.get(matrix.sort, "")
+    return {"link": query, "arrow": arrow}
+
+
+@instructor_required
+def cohort_detail(request, cohort_id: int):
+    cohort = cohort_or_404(request, cohort_id)
+    section_error = None
+    try:
+        matrix = progress_matrix_for(cohort=cohort, query=request.GET)
+    except UnknownSection as exc:
+        section_error = f"{exc} Showing every section."
+        matrix = progress_matrix(cohort=cohort, sort=request.GET.get("sort", ""))
+    sort_links = {name: _sort_header(matrix, name) for name in SORT_FIXED}
+    lesson_headers = [(les, _sort_header(matrix, les.slug)) for les in matrix.lessons]
+    return render(
+        request,
+        "instructor/cohort_detail.html",
+        {
+            "cohort": cohort,
+            "join_url": join_url(request, cohort),
+            "matrix": matrix,
+            "section_error": section_error,
+            "sort_links": sort_links,
+            "lesson_headers": lesson_headers,
+        },
+    )
+
+
+@instructor_required
+def matrix_csv_view(request, cohort_id: int):
+    cohort = cohort_or_404(request, cohort_id)
+    try:
+        matrix = progress_matrix_for(cohort=cohort, query=request.GET)
+    except UnknownSection as exc:
+        raise Http404(str(exc)) from None
+    return csv_response(
+        text=matrix_csv(matrix),
+        filename=export_filename(cohort, "progress"),
+    )
