@@ -46,7 +46,7 @@ end
 SETUP = """
 import os
 from pathlib import Path
-from quiz.services import content_load
+from quiz.content.loader import content_load
 content_load(root=Path(os.environ["PAGE_BENCH_CONTENT"]))
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.auth.models import User

@@ -4,7 +4,7 @@
 
 Prints figures; asserts nothing. "sandbox" times are the runner's own
 (from starting the job to its result); "grade" times add the parent-side
-checks of grader.grading. Memory is read from /proc/PID/smaps_rollup of
+checks of grading_engine.grading. Memory is read from /proc/PID/smaps_rollup of
 every process of the pool's slot uids (needs root, as the pool does).
 Targets: warm >= 20x faster than cold, warm median < 150 ms, pool < 1.5 GB
 RSS, < 100 MB extra per concurrent grade.
@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from grader.grading import grade  # noqa: E402
-from grader.sandbox import SandboxRunner, WarmPool  # noqa: E402
-from grader.sandbox.slots import uid_pids  # noqa: E402
+from grading_engine.grading import grade  # noqa: E402
+from grading_engine.sandbox import SandboxRunner, WarmPool  # noqa: E402
+from grading_engine.sandbox.slots import uid_pids  # noqa: E402
 
 RIGHT = """\
 def tie_weights(model):

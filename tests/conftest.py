@@ -61,7 +61,7 @@ def _torch_state_unchanged(request):
 
 @pytest.fixture
 def make_user(db, django_user_model):
-    from quiz.roles import assign_role
+    from quiz.core.roles import assign_role
 
     def make(
         username: str, role: str | None = "learner", password: str = "pw-Secret-123"

@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from quiz.cohorts import cohort_create, cohort_join
-from quiz.params import BIGINT_MAX
-from quiz.services import content_load
+from quiz.content.loader import content_load
+from quiz.core.params import BIGINT_MAX
+from quiz.teaching.cohorts import cohort_create, cohort_join
 
 pytestmark = pytest.mark.django_db
 

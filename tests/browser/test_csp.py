@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from quiz.cohorts import cohort_create, cohort_join
-from quiz.services import content_load
+from quiz.content.loader import content_load
+from quiz.teaching.cohorts import cohort_create, cohort_join
 
 pytestmark = [
     pytest.mark.browser,

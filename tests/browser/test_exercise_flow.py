@@ -15,9 +15,9 @@ import time
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 
-from grader.diagnoses import diagnosis_load
+from quiz.content.diagnoses import diagnosis_load
+from quiz.content.loader import content_load
 from quiz.models import FollowUp, ReviewCard
-from quiz.services import content_load
 from tests.conftest import PROJECT_ROOT
 from tests.pipeline.conftest import Stack
 

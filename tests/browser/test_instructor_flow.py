@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from grader.models import Exercise
-from quiz.services import content_load
+from quiz.content.loader import content_load
 from tests.conftest import PROJECT_ROOT, ContentTreeBuilder
 from tests.pipeline.conftest import Stack
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from quiz.content.loader import content_load
 from quiz.models import Lesson
-from quiz.services import content_load
 from tests.conftest import PROJECT_ROOT
 
 pytestmark = [

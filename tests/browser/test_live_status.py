@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from quiz.services import content_load
+from quiz.content.loader import content_load
 from tests.conftest import PROJECT_ROOT
 from tests.pipeline.conftest import Stack
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from quiz.content_files import _split_front_matter, read_content_tree
+from quiz.content.tree import _split_front_matter, read_content_tree
 from tests.conftest import PROJECT_ROOT
 
 # A lesson leaves the process as it found it, down to the global generator.

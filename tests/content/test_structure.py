@@ -11,7 +11,7 @@ import re
 import pytest
 import yaml
 
-from quiz.content_files import read_content_tree
+from quiz.content.tree import read_content_tree
 from tests.conftest import PROJECT_ROOT
 
 CONTENT = PROJECT_ROOT / "content"

@@ -10,8 +10,7 @@ import re
 
 import pytest
 import torch
-
-from grader.reference import GPT, GPTConfig, build_model, reference_model
+from grading_engine.reference import GPT, GPTConfig, build_model, reference_model
 
 # Hugging Face's GPT-2 keeps these four weights in Conv1D layout (in, out).
 _HF_CONV1D = re.compile(r"\.(attn\.c_attn|attn\.c_proj|mlp\.c_fc|mlp\.c_proj)\.weight$")
@@ -52,7 +51,7 @@ def hf_config(config: GPTConfig):
 def hf_model_with_weights_of(model: GPT):
     """A transformers GPT2LMHeadModel holding `model`'s weights.
 
-    Written independently of grader.reference.weights, so that comparing the
+    Written independently of grading_engine.reference.weights, so that comparing the
     two models tests the reference rather than its own converter.
     """
     from transformers import GPT2LMHeadModel

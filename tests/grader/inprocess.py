@@ -28,10 +28,9 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
+from grading_engine.exercises.base import load_harness
 from safetensors.torch import load as st_load
 from safetensors.torch import save as st_save
-
-from grader.exercises.base import load_harness
 
 EXERCISES = Path(__file__).resolve().parents[2] / "content" / "exercises"
 

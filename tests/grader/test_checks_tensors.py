@@ -1,7 +1,7 @@
 """Shape explanations, value reports, fingerprints and divergence probes.
 
 Every wrong computation a fingerprint must recognise is written out here,
-independently of grader.checks.fingerprints (by editing the reference
+independently of grading_engine.checks.fingerprints (by editing the reference
 model's modules or with einsum), so the test does not grade the grader with
 its own code.
 """
@@ -14,10 +14,8 @@ import math
 import pytest
 import torch
 import torch.nn as nn
-from torch.nn import functional as F
-
-from grader.checks.divergence import first_divergence, probe_state_dict, stages
-from grader.checks.fingerprints import (
+from grading_engine.checks.divergence import first_divergence, probe_state_dict, stages
+from grading_engine.checks.fingerprints import (
     ATTENTION_FLAWS,
     GPT2_FLAWS,
     Variant,
@@ -25,8 +23,8 @@ from grader.checks.fingerprints import (
     fingerprint,
     gpt2_logits,
 )
-from grader.checks.shapes import check_shape
-from grader.checks.tensors import (
+from grading_engine.checks.shapes import check_shape
+from grading_engine.checks.tensors import (
     call_learner,
     capture_tensor,
     check_allclose,
@@ -36,7 +34,8 @@ from grader.checks.tensors import (
     check_no_error,
     compare_tensor,
 )
-from grader.reference import build_model
+from grading_engine.reference import build_model
+from torch.nn import functional as F
 
 GPT2_SIZES = {"n_embd": 768, "vocab_size": 50257}
 RTOL, ATOL = 1e-4, 1e-5
@@ -292,7 +291,7 @@ def _wrong_attention(args, diagnosis):
 
 
 def test_the_right_attention_matches_the_reference_and_no_fingerprint(attn_inputs):
-    from grader.reference import CausalSelfAttention, GPTConfig
+    from grading_engine.reference import CausalSelfAttention, GPTConfig
 
     x, wa, ba, wp, bp, nh = attn_inputs
     module = CausalSelfAttention(GPTConfig(n_embd=x.shape[-1], n_head=nh))

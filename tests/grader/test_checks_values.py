@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 import torch.nn as nn
-
-from grader.checks.values import (
+from grading_engine.checks.values import (
     ModuleCount,
     captured_int,
     exact_int,
@@ -14,7 +13,7 @@ from grader.checks.values import (
     tied_gradient,
     tied_identity,
 )
-from grader.harness.capture import capture_int, capture_int_list
+from grading_engine.harness.capture import capture_int, capture_int_list
 
 
 class RiggedEq:

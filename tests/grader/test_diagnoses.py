@@ -8,12 +8,11 @@ import textwrap
 
 import pytest
 import yaml
+from grading_engine.checks.fingerprints import MISTAKES
 
-from grader.checks.fingerprints import MISTAKES
-from grader.diagnoses import DiagnosesInvalid, diagnosis_load
-from grader.models import Diagnosis
-from quiz.models import Lesson, Section
-from quiz.services import content_load
+from quiz.content.diagnoses import DiagnosesInvalid, diagnosis_load
+from quiz.content.loader import content_load
+from quiz.models import Diagnosis, Lesson, Section
 from tests.conftest import PROJECT_ROOT
 
 CONTENT = PROJECT_ROOT / "content"
@@ -41,8 +40,8 @@ def diagnoses_in_grader_code() -> set[str]:
     """Slugs the harnesses and checks hand to CheckResult(diagnosis=...)."""
     found = set()
     for path in [
-        *(PROJECT_ROOT / "grader" / "exercises").glob("*.py"),
-        *(PROJECT_ROOT / "grader" / "checks").glob("*.py"),
+        *(PROJECT_ROOT / "engine" / "grading_engine" / "exercises").rglob("*.py"),
+        *(PROJECT_ROOT / "engine" / "grading_engine" / "checks").glob("*.py"),
     ]:
         for node in ast.walk(ast.parse(path.read_text())):
             values = []

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import torch
-
-from grader.exercises import causal_mask_weights as ex
+from grading_engine.exercises import causal_mask_weights as ex
 
 
 def _grade(fn, seed: int = 3):

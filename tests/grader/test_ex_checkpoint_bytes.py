@@ -6,8 +6,7 @@ import io
 
 import pytest
 import torch
-
-from grader.exercises import checkpoint_bytes as ex
+from grading_engine.exercises import checkpoint_bytes as ex
 
 
 def saved_size(state: dict) -> int:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 import torch
+from grading_engine.exercises.flops_per_token import reference
+from grading_engine.reference import GPT, get_config
 from torch.utils.flop_counter import FlopCounterMode
-
-from grader.exercises.flops_per_token import reference
-from grader.reference import GPT, get_config
 
 
 @pytest.mark.parametrize(("name", "t"), [("tiny", 16), ("mini", 7), ("gpt2", 64)])

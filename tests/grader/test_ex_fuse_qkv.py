@@ -5,8 +5,8 @@ from __future__ import annotations
 from functools import partial
 
 import torch
+from grading_engine.exercises import fuse_qkv as ex
 
-from grader.exercises import fuse_qkv as ex
 from tests.grader.inprocess import grade_fn_in_process
 
 # Straight from run_case to check_case, one fixed seed.

@@ -5,8 +5,7 @@ from __future__ import annotations
 import math
 
 import torch
-
-from grader.exercises import kv_cache_step as ex
+from grading_engine.exercises import kv_cache_step as ex
 
 
 def _grade(fn, seed: int = 4):

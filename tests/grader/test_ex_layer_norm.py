@@ -5,8 +5,8 @@ from __future__ import annotations
 from functools import partial
 
 import torch
+from grading_engine.exercises.base import load_harness
 
-from grader.exercises.base import load_harness
 from tests.grader.inprocess import (
     grade_in_process,
     load_spec,

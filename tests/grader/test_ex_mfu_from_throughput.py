@@ -5,9 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
-
-from grader.exercises import mfu_from_throughput as ex
-from grader.exercises import train_hours
+from grading_engine.exercises import mfu_from_throughput as ex
+from grading_engine.exercises import train_hours
 
 
 def _data(value: float) -> dict:

@@ -41,7 +41,7 @@ def test_a_copy_in_place_is_named_copied_not_shared():
 
 
 def test_the_solution_leaves_one_shared_parameter():
-    from grader.reference import build_model
+    from grading_engine.reference import build_model
 
     namespace = {}
     exec(compile(SPEC["solution"], "<submission>", "exec"), namespace)  # noqa: S102

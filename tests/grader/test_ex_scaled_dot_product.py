@@ -6,8 +6,8 @@ from functools import partial
 
 import torch
 import torch.nn.functional as F
+from grading_engine.exercises import scaled_dot_product as ex
 
-from grader.exercises import scaled_dot_product as ex
 from tests.grader.inprocess import grade_fn_in_process
 
 # Straight from run_case to check_case, one fixed seed.

@@ -33,7 +33,7 @@ def test_a_pair_is_required():
 
 
 def test_the_model_stays_tied_after_the_solution():
-    from grader.reference import build_model
+    from grading_engine.reference import build_model
 
     namespace = {}
     exec(compile(SPEC["solution"], "<submission>", "exec"), namespace)  # noqa: S102

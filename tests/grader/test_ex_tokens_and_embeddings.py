@@ -7,8 +7,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 import torch.nn.functional as F
-
-from grader.exercises import (
+from grading_engine.exercises import (
     embed_at_offset,
     embedding_share,
     nearest_tokens,

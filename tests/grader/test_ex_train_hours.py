@@ -5,8 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-
-from grader.exercises import train_hours as ex
+from grading_engine.exercises import train_hours as ex
 
 
 def _data(value: float) -> dict:

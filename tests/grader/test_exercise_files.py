@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from grader.exercises.base import load_harness
-from grader.grading import grade
-from grader.harness.subprocess_runner import SubprocessRunner
+from grading_engine.exercises.base import load_harness
+from grading_engine.grading import grade
+from grading_engine.harness.subprocess_runner import SubprocessRunner
 
 EXERCISES = Path(__file__).resolve().parents[2] / "content" / "exercises"
 FILES = sorted(EXERCISES.glob("*.yaml"))
@@ -55,7 +54,7 @@ def runner():
     if shutil.which("bwrap") is None:
         yield SubprocessRunner()
         return
-    from grader.sandbox import WarmPool
+    from grading_engine.sandbox import WarmPool
 
     with WarmPool(1) as pool:
         yield pool

@@ -9,8 +9,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from grader.models import Diagnosis, Submission
-from quiz.models import Lesson, Section
+from grader.models import Submission
+from quiz.models import Diagnosis, Lesson, Section
 
 pytestmark = pytest.mark.django_db
 

@@ -13,10 +13,9 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
+from grading_engine.exercises.base import load_harness
 from safetensors.torch import load as st_load
 from safetensors.torch import save as st_save
-
-from grader.exercises.base import load_harness
 
 CONTENT = Path(__file__).resolve().parents[2] / "content" / "exercises"
 SLUGS = [
@@ -180,7 +179,7 @@ def test_gpt2_forward_reports_the_attention_mistake_it_matched():
 
 @pytest.mark.parametrize("slug", ["lm-head-logits", "gpt2-forward"])
 def test_logit_answers_show_the_top_five_next_tokens(slug):
-    from grader.reference.tokenizer import get_encoding
+    from grading_engine.reference.tokenizer import get_encoding
 
     module = load_harness(slug)
     fn = compile_entry(exercise(slug)["solution"], exercise(slug)["entry_point"])

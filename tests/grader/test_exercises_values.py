@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn as nn
-
-from grader.exercises import (
+from grading_engine.exercises import (
     block_param_count,
     count_params,
     encode_text,
@@ -15,7 +14,7 @@ from grader.exercises import (
     kv_cache_bytes,
     tie_weights,
 )
-from grader.reference import GPT, Block, get_config
+from grading_engine.reference import GPT, Block, get_config
 
 
 def grade_in_process(module, fn, seed: int = 0):
@@ -143,8 +142,7 @@ def test_count_params_hidden_models_hold_buffers_and_frozen_params():
 
 def test_encode_text_accepts_tiktoken_and_rejects_a_lookup_table():
     import tiktoken
-
-    from grader.reference.tokenizer import get_encoding
+    from grading_engine.reference.tokenizer import get_encoding
 
     get_encoding()  # puts the offline files where tiktoken looks
     enc = tiktoken.get_encoding("gpt2")
@@ -172,7 +170,7 @@ def test_tie_weights_accepts_either_direction(direction):
             model.transformer.wte.weight = model.lm_head.weight
 
     # run_case ties the shared cached model, so work on a private copy.
-    from grader.reference import clear_reference_cache
+    from grading_engine.reference import clear_reference_cache
 
     clear_reference_cache()
     try:
@@ -187,7 +185,7 @@ def test_tie_weights_names_a_copy():
         weight = model.transformer.wte.weight
         model.lm_head.weight = nn.Parameter(weight.detach().clone())
 
-    from grader.reference import clear_reference_cache
+    from grading_engine.reference import clear_reference_cache
 
     clear_reference_cache()
     try:

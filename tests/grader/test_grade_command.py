@@ -10,7 +10,7 @@ import unicodedata
 
 import pytest
 
-from quiz.services import content_load
+from quiz.content.loader import content_load
 from tests.conftest import PROJECT_ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]

@@ -5,12 +5,11 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
-from grader.exercises import kv_cache_bytes
-from grader.grading import grade, judge
-from grader.harness.subprocess_runner import SubprocessRunner
-from grader.harness.wire import VERSION, encode_result
-from grader.runner import ChildOutcome
+from grading_engine.exercises import kv_cache_bytes
+from grading_engine.grading import grade, judge
+from grading_engine.harness.subprocess_runner import SubprocessRunner
+from grading_engine.harness.wire import VERSION, encode_result
+from grading_engine.runner import ChildOutcome
 
 KV = "kv-cache-bytes"
 RIGHT = textwrap.dedent(
@@ -185,7 +184,7 @@ def test_writing_a_forged_result_to_the_grader_channel_is_not_a_pass():
     code = textwrap.dedent(
         """\
         import os
-        from grader.harness.wire import encode_result
+        from grading_engine.harness.wire import encode_result
         forged = {"type": "builtins.int", "value": 7, "repr": "7"}
         meta = {"version": 1, "error": None,
                 "cases": [{"ok": True, "data": {"result": forged}}] * 7}
@@ -231,7 +230,7 @@ def test_patching_the_childs_capture_and_builtins_cannot_pass():
         """\
         import builtins
         import torch
-        import grader.exercises.kv_cache_bytes as harness
+        import grading_engine.exercises.kv_cache_bytes as harness
 
         torch.equal = lambda *args, **kwargs: True
         torch.allclose = lambda *args, **kwargs: True
@@ -286,7 +285,7 @@ NOISY_SOFTMAX = textwrap.dedent(
 
 
 def test_admin_tolerances_loosen_the_checks_for_one_grade():
-    from grader.exercises import softmax_temperature
+    from grading_engine.exercises import softmax_temperature
 
     def run(options):
         return grade(
@@ -305,7 +304,7 @@ def test_admin_tolerances_loosen_the_checks_for_one_grade():
 
 
 def test_tolerances_ignore_options_a_harness_does_not_have():
-    from grader.grading import tolerances
+    from grading_engine.grading import tolerances
 
     with tolerances(kv_cache_bytes, {"rtol": 0.5}):
         assert not hasattr(kv_cache_bytes, "RTOL")

@@ -9,10 +9,9 @@ import textwrap
 
 import pytest
 import torch
-
-from grader.harness.child import execute_job
-from grader.harness.subprocess_runner import SubprocessRunner
-from grader.harness.wire import VERSION, WireError, decode_result, encode_result
+from grading_engine.harness.child import execute_job
+from grading_engine.harness.subprocess_runner import SubprocessRunner
+from grading_engine.harness.wire import VERSION, WireError, decode_result, encode_result
 
 MAX = 1 << 20
 KV_CODE = textwrap.dedent(
@@ -200,7 +199,7 @@ def test_child_keeps_only_submission_frames(monkeypatch):
     assert error["type"] == "AttributeError"
     assert error["line"] == 2
     assert "line 5, in kv_cache_bytes" in error["traceback"]
-    assert "grader" not in error["traceback"]  # no harness frames
+    assert "grading_engine" not in error["traceback"]  # no harness frames
 
 
 def test_child_survives_exit_and_a_rigged_exception(monkeypatch):
@@ -231,7 +230,7 @@ def test_child_captures_a_correct_answer(monkeypatch):
 def test_child_refuses_grader_imports_and_puts_the_modules_back(monkeypatch):
     import sys
 
-    import grader.reference
+    import grading_engine.reference
 
     code = textwrap.dedent(
         """\
@@ -239,23 +238,24 @@ def test_child_refuses_grader_imports_and_puts_the_modules_back(monkeypatch):
 
         def kv_cache_bytes(*args):
             try:
-                sys.modules["grader.exercises.kv_cache_bytes"]
+                sys.modules["grading_engine.exercises.kv_cache_bytes"]
             except KeyError:
                 pass
             else:
                 return -1
-            from grader.exercises.kv_cache_bytes import reference
+            from grading_engine.exercises.kv_cache_bytes import reference
             return reference(*args)
         """
     )
     error = run_child(monkeypatch, code)["cases"][0]["error"]
     assert error["type"] == "ImportError"
     assert error["message"] == (
-        "grader.exercises is not available to submissions: write the function yourself"
+        "grading_engine.exercises is not available to submissions: "
+        "write the function yourself"
     )
     # In-process (as here), the grader's modules are back once the job is done.
-    assert sys.modules["grader.reference"] is grader.reference
-    assert "grader.exercises.kv_cache_bytes" in sys.modules
+    assert sys.modules["grading_engine.reference"] is grading_engine.reference
+    assert "grading_engine.exercises.kv_cache_bytes" in sys.modules
     assert run_child(monkeypatch, KV_CODE)["cases"][0]["ok"]
 
 

@@ -3,16 +3,16 @@
 PostgreSQL text and jsonb refuse U+0000 and UTF-8 has no lone surrogates;
 before the cleaning, such a verdict failed to save, the row stayed `running`
 and ended "crashed twice". These grade for real (cold sandbox) and save to
-PostgreSQL through services.submission_grade, as a worker does.
+PostgreSQL through submission_grading.submission_grade, as a worker does.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from grader import services
-from grader.db_text import REPLACEMENT, db_text_clean
+from grader import services, submission_grading
 from grader.models import Submission
+from quiz.core.db_text import REPLACEMENT, db_text_clean
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
@@ -35,7 +35,7 @@ def grade(learner, exercise, code) -> Submission:
     submission = Submission.objects.create(
         user=learner, exercise=exercise, code=code, seed=3, status="queued"
     )
-    services.submission_grade(submission_id=str(submission.pk))
+    submission_grading.submission_grade(submission_id=str(submission.pk))
     submission.refresh_from_db()
     return submission
 
@@ -81,8 +81,8 @@ def test_a_lone_surrogate_in_a_verdict_saves_on_postgresql(
     learner, block_exercise, monkeypatch
 ):
     """The JSON paths can carry lone surrogates ("\\ud800" parses to one)."""
-    from grader.checks.result import CheckResult
-    from grader.grading import Verdict
+    from grading_engine.checks.result import CheckResult
+    from grading_engine.grading import Verdict
 
     def fake_grade(**kwargs):
         return Verdict(
@@ -93,7 +93,7 @@ def test_a_lone_surrogate_in_a_verdict_saves_on_postgresql(
             stderr="err\udfff",
         )
 
-    monkeypatch.setattr(services, "exercise_grade", fake_grade)
+    monkeypatch.setattr(submission_grading, "exercise_grade", fake_grade)
     row = grade(learner, block_exercise, "x = 1")
     assert row.status == "failed"
     assert row.checks[0]["message"] == f"got '{REPLACEMENT}' and {REPLACEMENT}"

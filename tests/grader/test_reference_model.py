@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn as nn
-
-from grader.reference import (
+from grading_engine.reference import (
     CONFIGS,
     GPT,
     block_parameter_count,
@@ -246,7 +245,7 @@ def test_weights_are_bit_identical_in_another_process(gpt2_small):
 import hashlib, json, sys, torch
 sys.path.insert(0, {str(PROJECT_ROOT)!r})
 torch.set_num_threads(1)  # a different thread count must not matter
-from grader.reference import build_model
+from grading_engine.reference import build_model
 
 def digest(model):
     h = hashlib.sha256()

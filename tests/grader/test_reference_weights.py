@@ -5,18 +5,17 @@ from __future__ import annotations
 import pickle
 import re
 
+import grading_engine.reference.cache as cache_module
 import pytest
 import torch
-from safetensors.torch import save_file
-
-import grader.reference.cache as cache_module
-from grader.reference import (
+from grading_engine.reference import (
     GPT,
     convert_hf_state_dict,
     get_config,
     load_hf_safetensors,
     reference_model,
 )
+from safetensors.torch import save_file
 
 CONV1D_SUFFIXES = ("attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight")
 CONV1D_SUFFIXES += ("mlp.c_proj.weight",)

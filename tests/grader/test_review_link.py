@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from grader import review_link, services
-from grader.models import Diagnosis, Submission
-from quiz.models import FollowUp, Lesson, ReviewCard
-from quiz.services import content_load
+from grader import failure_review, submission_grading
+from grader.models import Submission
+from quiz.content.loader import content_load
+from quiz.models import Diagnosis, FollowUp, Lesson, ReviewCard
 
 pytestmark = pytest.mark.django_db
 
@@ -55,7 +55,7 @@ def test_a_mapped_diagnosis_schedules_the_follow_ups_of_its_lessons(
     row.lessons.set([lessons["second-lesson"], lessons["third-lesson"]])
     submission = failed(learner, exercise, "copied-not-shared")
 
-    changed = review_link.submission_review_schedule(submission=submission)
+    changed = failure_review.submission_review_schedule(submission=submission)
 
     expected = FollowUp.objects.filter(
         lesson__slug__in=["second-lesson", "third-lesson"]
@@ -69,13 +69,13 @@ def test_a_mapped_diagnosis_schedules_the_follow_ups_of_its_lessons(
 
 def test_an_unmapped_diagnosis_falls_back_to_the_exercises_lesson(learner, exercise):
     submission = failed(learner, exercise, "never-heard-of-it")
-    assert review_link.submission_review_schedule(submission=submission) > 0
+    assert failure_review.submission_review_schedule(submission=submission) > 0
     assert carded_lessons(learner) == {"first-lesson"}
 
 
 def test_a_diagnosis_without_lessons_falls_back_too(learner, exercise):
     Diagnosis.objects.create(slug="not-an-int", summary="generic")
-    review_link.submission_review_schedule(
+    failure_review.submission_review_schedule(
         submission=failed(learner, exercise, "not-an-int")
     )
     assert carded_lessons(learner) == {"first-lesson"}
@@ -83,7 +83,7 @@ def test_a_diagnosis_without_lessons_falls_back_too(learner, exercise):
 
 def test_failures_without_a_diagnosis_and_passes_schedule_nothing(learner, exercise):
     undiagnosed = failed(learner, exercise, None, passed_too=True)
-    assert review_link.submission_review_schedule(submission=undiagnosed) == 0
+    assert failure_review.submission_review_schedule(submission=undiagnosed) == 0
     passed = Submission.objects.create(
         user=learner,
         exercise=exercise,
@@ -92,7 +92,7 @@ def test_failures_without_a_diagnosis_and_passes_schedule_nothing(learner, exerc
         status="passed",
         checks=[{"name": "a", "passed": True, "message": "", "diagnosis": "x"}],
     )
-    assert review_link.submission_review_schedule(submission=passed) == 0
+    assert failure_review.submission_review_schedule(submission=passed) == 0
     assert not ReviewCard.objects.exists()
 
 
@@ -113,8 +113,8 @@ def test_only_failed_checks_count_and_repeats_do_not_duplicate(
         status="failed",
         checks=checks,
     )
-    first = review_link.submission_review_schedule(submission=submission)
-    again = review_link.submission_review_schedule(submission=submission)
+    first = failure_review.submission_review_schedule(submission=submission)
+    again = failure_review.submission_review_schedule(submission=submission)
     assert first > 0 and again == 0  # already due: nothing changes
     assert carded_lessons(learner) == {"third-lesson"}
     assert ReviewCard.objects.count() == first
@@ -132,10 +132,10 @@ def test_grading_a_wrong_answer_schedules_review_after_the_verdict_is_saved(
         user=learner, exercise=exercise, code=FORGOT_ALL, seed=7, status="queued"
     )
     with django_capture_on_commit_callbacks(execute=True):
-        status = services.submission_grade(submission_id=str(submission.pk))
+        status = submission_grading.submission_grade(submission_id=str(submission.pk))
     submission.refresh_from_db()
     assert status == submission.status == "failed"
-    assert "forgot-biases-and-layernorms" in review_link.failed_diagnoses(
+    assert "forgot-biases-and-layernorms" in failure_review.failed_diagnoses(
         submission.checks
     )
     assert carded_lessons(learner) == {"second-lesson"}
@@ -150,12 +150,12 @@ def test_a_failure_in_review_scheduling_never_loses_the_grade(
     def broken(**kwargs):
         raise RuntimeError("review store is down")
 
-    monkeypatch.setattr("quiz.review.cards_schedule", broken)
+    monkeypatch.setattr("quiz.learning.review.cards_schedule", broken)
     submission = Submission.objects.create(
         user=learner, exercise=exercise, code=FORGOT_ALL, seed=7, status="queued"
     )
     with django_capture_on_commit_callbacks(execute=True):
-        status = services.submission_grade(submission_id=str(submission.pk))
+        status = submission_grading.submission_grade(submission_id=str(submission.pk))
     submission.refresh_from_db()
     assert status == submission.status == "failed"
     assert submission.checks and submission.finished_at is not None
@@ -172,6 +172,9 @@ def test_a_passing_grade_schedules_nothing(
         user=learner, exercise=exercise, code=RIGHT, seed=7, status="queued"
     )
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
-        assert services.submission_grade(submission_id=str(submission.pk)) == "passed"
+        assert (
+            submission_grading.submission_grade(submission_id=str(submission.pk))
+            == "passed"
+        )
     assert callbacks == []
     assert not ReviewCard.objects.exists()

@@ -12,9 +12,12 @@ import threading
 from pathlib import Path
 
 import pytest
-
-from grader.reference import default_cache_dir, get_encoding, install_tiktoken_cache
-from grader.reference.tokenizer import GPT2_FILES, cache_key
+from grading_engine.reference import (
+    default_cache_dir,
+    get_encoding,
+    install_tiktoken_cache,
+)
+from grading_engine.reference.tokenizer import GPT2_FILES, cache_key
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -154,7 +157,8 @@ def test_installing_twice_leaves_the_files_untouched(tmp_path):
 def test_concurrent_installers_leave_whole_files_and_no_temporaries(tmp_path):
     caches = [tmp_path / f"cache{i}" for i in range(5)]
     script = (
-        "import sys; from grader.reference.tokenizer import install_tiktoken_cache\n"
+        "import sys\n"
+        "from grading_engine.reference.tokenizer import install_tiktoken_cache\n"
         "for d in sys.argv[1:]: install_tiktoken_cache(d)\n"
     )
     procs = [
@@ -211,7 +215,7 @@ socket.socket.connect = no_network
 socket.create_connection = no_network
 tiktoken.load.read_file = no_network  # tiktoken's only downloader
 
-from grader.reference import get_encoding
+from grading_engine.reference import get_encoding
 enc = get_encoding(sys.argv[1])
 import tiktoken
 learner = tiktoken.get_encoding("gpt2")  # what a learner's code would call
@@ -250,7 +254,13 @@ def test_it_builds_the_encoding_from_an_empty_cache_without_network(tmp_path):
 def test_setup_command_installs_the_cache_and_says_where(tmp_path):
     cache = tmp_path / "setup-cache"
     out = subprocess.run(
-        [sys.executable, "-m", "grader.reference.tokenizer", "--cache-dir", str(cache)],
+        [
+            sys.executable,
+            "-m",
+            "grading_engine.reference.tokenizer",
+            "--cache-dir",
+            str(cache),
+        ],
         cwd=PROJECT_ROOT,
         capture_output=True,
         text=True,

@@ -17,11 +17,9 @@ from pathlib import Path
 
 import pytest
 import torch
-from safetensors.torch import save as st_save
-
-from grader.exercises.base import load_harness
-from grader.grading import judge
-from grader.harness.wire import (
+from grading_engine.exercises.base import load_harness
+from grading_engine.grading import judge
+from grading_engine.harness.wire import (
     MAX_HEADER_BYTES,
     MAX_TENSOR_HEADER_BYTES,
     MAX_TENSORS,
@@ -30,7 +28,8 @@ from grader.harness.wire import (
     decode_result,
     encode_result,
 )
-from grader.runner import ChildOutcome
+from grading_engine.runner import ChildOutcome
+from safetensors.torch import save as st_save
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 MAX = 64 * 1024 * 1024
@@ -165,7 +164,7 @@ def test_a_hostile_result_gets_a_verdict_naming_the_limit():
 MEASURE = textwrap.dedent(
     """
     import json, sys
-    from grader.harness.wire import WireError, decode_result
+    from grading_engine.harness.wire import WireError, decode_result
 
     MAX = 64 * 1024 * 1024
 

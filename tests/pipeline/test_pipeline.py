@@ -15,7 +15,7 @@ import pytest
 from django.db import connection
 
 from grader.models import Exercise, Submission
-from quiz.services import content_load
+from quiz.content.loader import content_load
 from tests.conftest import PROJECT_ROOT
 from tests.pipeline.conftest import Stack, wait_for
 

@@ -11,9 +11,9 @@ import pytest
 from django.utils import timezone
 
 from grader.models import Exercise, Submission
-from quiz.cohorts import cohort_create, cohort_join
+from quiz.content.loader import content_load
 from quiz.models import Lesson, LessonRead, Question, QuestionAttempt
-from quiz.services import content_load
+from quiz.teaching.cohorts import cohort_create, cohort_join
 
 __all__ = [
     "World",

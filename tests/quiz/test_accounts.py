@@ -7,8 +7,8 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from quiz.accounts import USERNAME_MIXED_SCRIPTS, USERNAME_UNAVAILABLE
-from quiz.roles import ADMIN, INSTRUCTOR, LEARNER, user_role
+from quiz.core.accounts import USERNAME_MIXED_SCRIPTS, USERNAME_UNAVAILABLE
+from quiz.core.roles import ADMIN, INSTRUCTOR, LEARNER, user_role
 
 pytestmark = pytest.mark.django_db
 
@@ -159,7 +159,7 @@ def test_single_script_names_in_other_alphabets_sign_up(client):
 def test_the_service_itself_vets_names(make_user):
     from django.core.exceptions import ValidationError
 
-    from quiz.accounts import user_signup
+    from quiz.core.accounts import user_signup
 
     make_user("lea")
     for name in ["lea", "LEA", "1ea", "\u0430dmin", "root"]:

@@ -5,8 +5,16 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from grader.models import Diagnosis, Exercise
-from quiz.models import AuditEntry, Cohort, FollowUp, Lesson, Question, Section
+from grader.models import Exercise
+from quiz.models import (
+    AuditEntry,
+    Cohort,
+    Diagnosis,
+    FollowUp,
+    Lesson,
+    Question,
+    Section,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -17,7 +25,7 @@ CONTENT = [
     ("quiz", "followup"),
     ("quiz", "question"),
     ("grader", "exercise"),
-    ("grader", "diagnosis"),
+    ("quiz", "diagnosis"),
     ("quiz", "cohort"),
 ]
 KV_SOLUTION = (
@@ -276,7 +284,10 @@ def test_saving_a_failing_exercise_keeps_it_unpublished_and_says_why(
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        ({"harness": "no-such-thing"}, "No grading module grader/exercises/no_such"),
+        (
+            {"harness": "no-such-thing"},
+            "No grading module engine/grading_engine/exercises/no_such",
+        ),
         ({"entry_point": "not a name"}, "is not a Python function name"),
         ({"options": '{"rtol": 0.1}'}, "unknown option &#x27;rtol&#x27;"),
         ({"options": "[1, 2]"}, "options must be a JSON object"),

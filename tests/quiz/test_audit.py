@@ -5,9 +5,16 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from grader.models import Diagnosis
-from quiz.audit import audit_changes, audit_record, audit_snapshot
-from quiz.models import AuditEntry, Cohort, FollowUp, Lesson, Question, Section
+from quiz.core.audit import audit_changes, audit_record, audit_snapshot
+from quiz.models import (
+    AuditEntry,
+    Cohort,
+    Diagnosis,
+    FollowUp,
+    Lesson,
+    Question,
+    Section,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -187,12 +194,12 @@ def test_the_bulk_delete_action_records_each_row(admin_client, lesson):
 
 def test_many_to_many_changes_are_recorded(admin_client, lesson):
     diagnosis = Diagnosis.objects.create(slug="copied-not-shared", summary="Copied")
-    url = reverse("admin:grader_diagnosis_change", args=[diagnosis.pk])
+    url = reverse("admin:quiz_diagnosis_change", args=[diagnosis.pk])
     response = admin_client.post(
         url, {"slug": "copied-not-shared", "summary": "Copied", "lessons": [lesson.pk]}
     )
     assert response.status_code == 302, response.content.decode()[:2000]
-    [update] = entries(model="grader.Diagnosis")
+    [update] = entries(model="quiz.Diagnosis")
     assert update.changes == {"lessons": [[], ["Tying"]]}
 
 

@@ -7,8 +7,8 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from quiz.analytics import cohort_analytics
-from quiz.cohort_selectors import progress_matrix
+from quiz.teaching.analytics import cohort_analytics
+from quiz.teaching.matrix.build import progress_matrix
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.cohort_fixtures import answer, read, submit
 
@@ -221,7 +221,7 @@ def test_the_analytics_endpoint_has_the_pages_numbers(api, world, course):
 def test_endpoints_use_the_same_number_of_queries_for_2_or_10_learners(
     api, world, course, make_user, django_assert_max_num_queries, name, learners
 ):
-    from quiz.cohorts import cohort_join
+    from quiz.teaching.cohorts import cohort_join
 
     for i in range(learners - 2):
         user = make_user(f"learner{i}", "learner")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from django.core.management import CommandError, call_command
 
-from quiz.content_files import ContentError, read_content_tree
+from quiz.content.loader import content_load
+from quiz.content.tree import ContentError, read_content_tree
 from quiz.models import FollowUp, Lesson, Question, Section
-from quiz.services import content_load
 from tests.conftest import PROJECT_ROOT
 
 pytestmark = pytest.mark.django_db
@@ -184,7 +184,7 @@ def test_bad_input_writes_nothing(content_tree):
 
 
 def test_a_failure_after_some_rows_rolls_everything_back(content_tree, monkeypatch):
-    import quiz.services as services
+    import quiz.content.loader as services
 
     real = services._sync_children
     calls = {"n": 0}
@@ -256,7 +256,7 @@ def test_a_title_longer_than_its_column_is_refused_before_any_write(content_tree
 
 
 def test_the_diagnoses_file_loads_with_the_lessons(content_tree):
-    from grader.models import Diagnosis
+    from quiz.models import Diagnosis
 
     content_tree.raw(
         "diagnoses.yaml",
@@ -276,7 +276,7 @@ def test_the_diagnoses_file_loads_with_the_lessons(content_tree):
 
 
 def test_a_diagnosis_naming_an_unknown_lesson_refuses_the_whole_load(content_tree):
-    from grader.models import Diagnosis
+    from quiz.models import Diagnosis
 
     content_tree.raw(
         "diagnoses.yaml",

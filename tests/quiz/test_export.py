@@ -9,10 +9,10 @@ from django.core.management import CommandError, call_command
 from django.db import models
 
 from grader.models import Exercise
-from quiz.content_files import ContentError
-from quiz.export import content_export
+from quiz.content.export import content_export
+from quiz.content.loader import content_load
+from quiz.content.tree import ContentError
 from quiz.models import FollowUp, Lesson, Question, Section
-from quiz.services import content_load
 from tests.conftest import PROJECT_ROOT
 
 pytestmark = pytest.mark.django_db

@@ -6,11 +6,11 @@ from html.parser import HTMLParser
 
 import pytest
 
-from quiz.content_files import ContentError
-from quiz.figures import figure_names, figure_render, main
-from quiz.markdown import render_markdown
+from quiz.content.figures import figure_names, figure_render, main
+from quiz.content.loader import content_load
+from quiz.content.markdown import render_markdown
+from quiz.content.tree import ContentError
 from quiz.models import Figure
-from quiz.services import content_load
 from tests.conftest import PROJECT_ROOT
 
 BARS = """

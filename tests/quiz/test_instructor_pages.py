@@ -9,8 +9,8 @@ import re
 import pytest
 from django.urls import reverse
 
-from quiz.cohorts import cohort_join
 from quiz.models import Cohort, CohortMembership
+from quiz.teaching.cohorts import cohort_join
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.cohort_fixtures import answer, read, submit
 

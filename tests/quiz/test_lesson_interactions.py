@@ -11,6 +11,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from quiz.content.loader import content_load
 from quiz.models import (
     FollowUp,
     Lesson,
@@ -20,7 +21,6 @@ from quiz.models import (
     ReviewCard,
     ReviewLog,
 )
-from quiz.services import content_load
 
 pytestmark = pytest.mark.django_db
 

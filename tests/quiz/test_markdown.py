@@ -1,6 +1,6 @@
 """Rendered Markdown is highlighted and cannot carry script."""
 
-from quiz.markdown import render_markdown
+from quiz.content.markdown import render_markdown
 
 
 def test_code_blocks_are_highlighted():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from quiz.services import content_load
+from quiz.content.loader import content_load
 
 pytestmark = pytest.mark.django_db
 

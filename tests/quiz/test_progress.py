@@ -11,9 +11,9 @@ from django.utils import timezone
 from fsrs import Rating
 
 from grader.models import Exercise, Submission
-from quiz import progress, review
+from quiz.content.loader import content_load
+from quiz.learning import progress, review
 from quiz.models import Lesson, LessonRead, QuestionAttempt, ReviewLog
-from quiz.services import content_load
 
 pytestmark = pytest.mark.django_db
 
@@ -227,7 +227,7 @@ def test_the_timeline_counts_each_kind_per_day_for_30_days(learner, course):
 def test_the_progress_page_has_a_data_table_and_a_chart_when_chart_js_exists(
     client, learner, course, monkeypatch
 ):
-    from quiz import learner_views
+    from quiz.learning import views as learner_views
 
     client.force_login(learner)
     client.get(course["first-lesson"].get_absolute_url())

@@ -9,9 +9,9 @@ from django.urls import reverse
 from django.utils import timezone
 from fsrs import Rating
 
-from quiz import review
+from quiz.content.loader import content_load
+from quiz.learning import review
 from quiz.models import ReviewCard, ReviewLog
-from quiz.services import content_load
 
 pytestmark = pytest.mark.django_db
 

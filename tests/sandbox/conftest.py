@@ -12,8 +12,7 @@ import shutil
 import textwrap
 
 import pytest
-
-from grader.grading import Verdict, grade
+from grading_engine.grading import Verdict, grade
 
 CANARY = "canary-7f3e91c4-never-inside"
 RIGHT = """\
@@ -30,7 +29,7 @@ def needs_bwrap():
 @pytest.fixture(scope="session")
 def pool():
     needs_bwrap()
-    from grader.sandbox import WarmPool
+    from grading_engine.sandbox import WarmPool
 
     # A secret in the parent's environment that must never reach a job.
     os.environ["GRADER_TEST_SECRET"] = CANARY
@@ -67,7 +66,7 @@ def assert_grader_still_works(runner, grades: int = 2) -> None:
 def cold_runner():
     """One cold sandbox at a time, for the attacks that apply to both modes."""
     needs_bwrap()
-    from grader.sandbox import SandboxRunner
+    from grading_engine.sandbox import SandboxRunner
 
     runner = SandboxRunner(concurrency=1)
     yield runner

@@ -13,8 +13,8 @@ import socket
 import time
 
 import pytest
+from grading_engine.sandbox.slots import uid_pids
 
-from grader.sandbox.slots import uid_pids
 from tests.sandbox.conftest import (
     CANARY,
     RIGHT,

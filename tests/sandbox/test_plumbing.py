@@ -8,9 +8,8 @@ import stat
 import time
 
 import pytest
-
-from grader.sandbox import cgroups
-from grader.sandbox.pipes import Collector, Stream
+from grading_engine.sandbox import cgroups
+from grading_engine.sandbox.pipes import Collector, Stream
 
 pytestmark = pytest.mark.sandbox
 
@@ -118,14 +117,14 @@ def nobody_dir():
     path = tempfile.mkdtemp(prefix="scrub-test-")
     os.chmod(path, 0o755)
     yield pathlib.Path(path)
-    from grader.sandbox.worker import scrub
+    from grading_engine.sandbox.worker import scrub
 
     scrub(path)  # shutil.rmtree recurses: it cannot remove a deep tree
     shutil.rmtree(path, ignore_errors=True)
 
 
 def test_the_scrub_empties_a_deep_locked_tree_and_follows_no_link(nobody_dir):
-    from grader.sandbox.worker import scrub
+    from grading_engine.sandbox.worker import scrub
 
     top, outside = nobody_dir / "scratch", nobody_dir / "outside"
     top.mkdir()
@@ -157,7 +156,7 @@ def test_the_scrub_empties_a_deep_locked_tree_and_follows_no_link(nobody_dir):
 
 
 def test_the_scrub_reports_what_it_cannot_remove_instead_of_raising(tmp_path):
-    from grader.sandbox.worker import scrub
+    from grading_engine.sandbox.worker import scrub
 
     assert scrub(str(tmp_path / "missing")) is False
     (tmp_path / "file").write_text("not a directory")
@@ -165,7 +164,7 @@ def test_the_scrub_reports_what_it_cannot_remove_instead_of_raising(tmp_path):
 
 
 def test_the_worker_scratch_starts_empty_and_is_reset_after_a_change(nobody_dir):
-    from grader.sandbox.worker import Scratch
+    from grading_engine.sandbox.worker import Scratch
 
     top = nobody_dir / "scratch"
     top.mkdir()

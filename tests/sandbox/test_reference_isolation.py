@@ -1,6 +1,6 @@
 """Learner code cannot borrow the reference answers from inside the sandbox.
 
-Before, a submission could `from grader.reference import count_parameters`
+Before, a submission could `from grading_engine.reference import count_parameters`
 (passing count-params), call `block_parameter_count` (block-param-count) or
 run the reference GPT on the state dict it was given (0.9 on gpt2-forward),
 which defeats showing the solution only after a pass or five attempts. Now
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from grading_engine.grading import grade
 
-from grader.grading import grade
 from tests.sandbox.conftest import messages
 
 REFUSED = "is not available to submissions: write the function yourself"
@@ -46,7 +46,7 @@ def test_count_params_cannot_import_the_reference_count(runner):
         "count-params",
         "count_params",
         """\
-        from grader.reference import count_parameters
+        from grading_engine.reference import count_parameters
 
         def count_params(model):
             return count_parameters(model)
@@ -54,7 +54,7 @@ def test_count_params_cannot_import_the_reference_count(runner):
     )
     assert verdict.status != "passed"
     assert verdict.score == 0.0
-    assert f"grader.reference {REFUSED}" in messages(verdict)
+    assert f"grading_engine.reference {REFUSED}" in messages(verdict)
 
 
 def test_block_param_count_cannot_call_the_reference_formula(runner):
@@ -65,14 +65,13 @@ def test_block_param_count_cannot_call_the_reference_formula(runner):
         """\
         def block_param_count(n_embd):
             import importlib
-            return importlib.import_module("grader.reference").block_parameter_count(
-                n_embd
-            )
+            reference = importlib.import_module("grading_engine.reference")
+            return reference.block_parameter_count(n_embd)
         """,
     )
     assert verdict.status != "passed"
     assert verdict.score == 0.0
-    assert f"grader.reference {REFUSED}" in messages(verdict)
+    assert f"grading_engine.reference {REFUSED}" in messages(verdict)
 
 
 def test_gpt2_forward_cannot_delegate_to_the_reference_gpt(runner):
@@ -85,9 +84,9 @@ def test_gpt2_forward_cannot_delegate_to_the_reference_gpt(runner):
 
         def gpt2_forward(idx, state_dict, n_head):
             try:
-                ref = sys.modules["grader.reference"]
+                ref = sys.modules["grading_engine.reference"]
             except KeyError:
-                import grader.reference as ref
+                import grading_engine.reference as ref
             wte = state_dict["transformer.wte.weight"]
             n_layer = len({k.split(".")[2] for k in state_dict if ".h." in k})
             config = ref.GPTConfig(
@@ -105,7 +104,7 @@ def test_gpt2_forward_cannot_delegate_to_the_reference_gpt(runner):
     )
     assert verdict.status != "passed"
     assert verdict.score == 0.0
-    assert f"grader.reference {REFUSED}" in messages(verdict)
+    assert f"grading_engine.reference {REFUSED}" in messages(verdict)
 
 
 # Every other way in: each route either fails or yields something useless,
@@ -120,23 +119,29 @@ import sys
 
 
 def _routes():
-    yield "import", lambda: __import__("grader.reference").reference
-    yield "from-import", lambda: exec("from grader import reference")
-    yield "import_module", lambda: importlib.import_module("grader.reference.counts")
-    yield "exercise", lambda: importlib.import_module("grader.exercises.count_params")
-    yield "checks", lambda: importlib.import_module("grader.checks.fingerprints")
-    yield "grading", lambda: importlib.import_module("grader.grading")
-    yield "sys.modules", lambda: sys.modules["grader.reference.model"]
-    yield "attribute", lambda: sys.modules["grader"].reference
-    yield "find_spec", lambda: importlib.util.find_spec("grader.reference")
+    yield "import", lambda: __import__("grading_engine.reference").reference
+    yield "from-import", lambda: exec("from grading_engine import reference")
+    yield "import_module", lambda: importlib.import_module(
+        "grading_engine.reference.counts"
+    )
+    yield "exercise", lambda: importlib.import_module(
+        "grading_engine.exercises.count_params"
+    )
+    yield "checks", lambda: importlib.import_module(
+        "grading_engine.checks.fingerprints"
+    )
+    yield "grading", lambda: importlib.import_module("grading_engine.grading")
+    yield "sys.modules", lambda: sys.modules["grading_engine.reference.model"]
+    yield "attribute", lambda: sys.modules["grading_engine"].reference
+    yield "find_spec", lambda: importlib.util.find_spec("grading_engine.reference")
 
 
 def _unguarded():
     # Take the guard away and load the staged files: they are stubs.
     sys.meta_path[:] = [f for f in sys.meta_path if "Refuse" not in type(f).__name__]
-    sys.modules.pop("grader", None)
-    counts = importlib.import_module("grader.reference.counts")
-    fingerprints = importlib.import_module("grader.checks.fingerprints")
+    sys.modules.pop("grading_engine", None)
+    counts = importlib.import_module("grading_engine.reference.counts")
+    fingerprints = importlib.import_module("grading_engine.checks.fingerprints")
     out = []
     for fn, args in (
         (counts.count_parameters, (None,)),
@@ -212,9 +217,9 @@ def test_no_import_route_reaches_the_grader_and_the_stage_holds_no_answers(runne
     for kind, message in refusals.values():
         assert kind in ("ImportError", "ModuleNotFoundError", "AttributeError")
         assert REFUSED in message, report
-    # The first missing package is named: grader.reference for its .counts.
-    assert refusals["import_module"][1].startswith("grader.reference ")
-    assert refusals["grading"][1].startswith("grader.grading ")
+    # The first missing package is named: grading_engine.reference for its .counts.
+    assert refusals["import_module"][1].startswith("grading_engine.reference ")
+    assert refusals["grading"][1].startswith("grading_engine.grading ")
     assert len(report["unguarded"]) == 3
     for out in report["unguarded"]:
         assert out.startswith("refused: ") and "not available in the sandbox" in out
@@ -233,7 +238,7 @@ def test_the_right_answers_still_pass_with_the_grader_sealed(runner):
 
 def test_a_verdict_carries_only_the_learners_own_stderr(runner):
     # The sandbox used to start with a runpy RuntimeWarning about
-    # grader.sandbox.boot that reached every verdict.
+    # grading_engine.sandbox.boot that reached every verdict.
     verdict = run(
         runner,
         "count-params",
@@ -253,9 +258,9 @@ def test_a_verdict_carries_only_the_learners_own_stderr(runner):
 
 def test_the_stage_keeps_run_case_and_drops_the_parents_half(tmp_path):
     # No sandbox needed: this is the copy every sandbox is built from.
-    from grader.sandbox.staging import PARENT_ONLY, _stage_grader
+    from grading_engine.sandbox.staging import PARENT_ONLY, _stage_grader
 
-    package = Path(_stage_grader(str(tmp_path))) / "grader"
+    package = Path(_stage_grader(str(tmp_path))) / "grading_engine"
     exercises = sorted((package / "exercises").glob("*.py"))
     harnesses = [p for p in exercises if p.name not in ("__init__.py", "base.py")]
     assert len(harnesses) >= 49

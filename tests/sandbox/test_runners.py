@@ -6,10 +6,10 @@ import logging
 import time
 
 import pytest
+from grading_engine import sandbox
+from grading_engine.sandbox import probe
+from grading_engine.sandbox.slots import uid_pids
 
-from grader import sandbox
-from grader.sandbox import probe
-from grader.sandbox.slots import uid_pids
 from tests.sandbox.conftest import RIGHT, messages, needs_bwrap, run_attack
 
 pytestmark = pytest.mark.sandbox
@@ -50,7 +50,7 @@ def test_it_refuses_to_grade_when_a_required_protection_is_missing(seccomp_missi
 
 
 def test_degraded_mode_grades_but_warns_loudly(seccomp_missing, caplog):
-    with caplog.at_level(logging.WARNING, logger="grader.sandbox"):
+    with caplog.at_level(logging.WARNING, logger="grading_engine.sandbox"):
         runner = sandbox.SandboxRunner(allow_degraded=True)
     runner.close()
     warning = " ".join(r.getMessage() for r in caplog.records)
@@ -98,7 +98,7 @@ def test_without_bwrap_it_refuses_unless_degraded_and_then_still_grades(
     with pytest.raises(sandbox.SandboxUnavailable) as refused:
         sandbox.SandboxRunner()
     assert "bubblewrap" in refused.value.missing
-    with caplog.at_level(logging.WARNING, logger="grader.sandbox"):
+    with caplog.at_level(logging.WARNING, logger="grading_engine.sandbox"):
         runner = sandbox.SandboxRunner(allow_degraded=True, concurrency=1)
     try:
         assert "UNSAFE SANDBOX" in caplog.text

@@ -6,8 +6,7 @@ import os
 import socket
 
 import pytest
-
-from grader.sandbox import seccomp
+from grading_engine.sandbox import seccomp
 
 pytestmark = pytest.mark.sandbox
 

@@ -1,0 +1,241 @@
+"""A database filled at the schema before the layers keeps every row.
+
+Diagnosis moved from the grader app to quiz without touching its tables
+(quiz 0004 and grader 0005 change only Django's state, and relabel its
+content type). This test migrates a real PostgreSQL database back to quiz 0003
+and grader 0003, fills one row of every model through the historical models,
+migrates forward, and finds each row again, field for field, through today's
+models: the diagnosis with its lessons and with its content type, so its
+permissions, their grants and its admin log entries.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+
+import pytest
+from django.apps import apps as current_apps
+from django.contrib.admin.models import LogEntry
+from django.contrib.auth.models import Group, Permission
+from django.contrib.contenttypes.models import ContentType
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+from quiz.models import Diagnosis
+
+BEFORE = [
+    ("quiz", "0003_progress_cohorts_audit_figures"),
+    ("grader", "0003_exercise_verification_diagnosis"),
+]
+# app label and model name now, for a model's label before the move
+MOVED = {("grader", "Diagnosis"): ("quiz", "Diagnosis")}
+WHEN = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)
+
+
+def _migrate(targets) -> None:
+    executor = MigrationExecutor(connection)
+    executor.migrate(targets)
+
+
+def _latest() -> list[tuple[str, str]]:
+    return MigrationExecutor(connection).loader.graph.leaf_nodes()
+
+
+def _historical_apps():
+    """The models as they were at BEFORE (the other apps as they are now)."""
+    others = [node for node in _latest() if node[0] not in ("quiz", "grader")]
+    return MigrationExecutor(connection).loader.project_state(BEFORE + others).apps
+
+
+def _fill(apps) -> dict:
+    """One row of every quiz and grader model; returns {model: pk}."""
+    m = apps.get_model
+    lea = m("auth", "User").objects.create(username="lea", password="x")
+    ian = m("auth", "User").objects.create(username="ian", password="y")
+    section = m("quiz", "Section").objects.create(
+        slug="the-block", order=1, title="The block", description="About it."
+    )
+    lesson = m("quiz", "Lesson").objects.create(
+        section=section,
+        slug="tying",
+        order=1,
+        title="Tying",
+        question="Why tie?",
+        takeaway="Share it.",
+        body="One matrix.\n",
+        tags=["tying"],
+        reading_time=4,
+        source_path="content/01/01-tying.md",
+    )
+    follow_up = m("quiz", "FollowUp").objects.create(
+        lesson=lesson, order=0, question="Why?", answer="Because."
+    )
+    question = m("quiz", "Question").objects.create(
+        lesson=lesson,
+        order=0,
+        kind="choice",
+        prompt="Pick one.",
+        choices=["a", "b"],
+        correct_choice=1,
+        explanation="b.",
+    )
+    figure = m("quiz", "Figure").objects.create(
+        name="param-breakdown", caption="Where they go", svg="<svg/>", source_hash="ab"
+    )
+    read = m("quiz", "LessonRead").objects.create(user=lea, lesson=lesson)
+    attempt = m("quiz", "QuestionAttempt").objects.create(
+        user=lea, question=question, answer="1", correct=True
+    )
+    card = m("quiz", "ReviewCard").objects.create(
+        user=lea, follow_up=follow_up, state={"due": WHEN.isoformat()}, due=WHEN
+    )
+    log = m("quiz", "ReviewLog").objects.create(user=lea, card=card, rating=3)
+    cohort = m("quiz", "Cohort").objects.create(
+        name="Spring", owner=ian, join_code="ABCDEFGH"
+    )
+    membership = m("quiz", "CohortMembership").objects.create(cohort=cohort, user=lea)
+    audit = m("quiz", "AuditEntry").objects.create(
+        actor=ian,
+        action="update",
+        model="quiz.Lesson",
+        object_id=str(lesson.pk),
+        object_repr="Tying",
+        changes={"title": ["Tie", "Tying"]},
+    )
+    exercise = m("grader", "Exercise").objects.create(
+        slug="tie-weights",
+        lesson=lesson,
+        title="Tie the weights",
+        harness="tie-weights",
+        entry_point="tie_weights",
+        signature="tie_weights(model) -> None",
+        prompt="Tie them.",
+        starter="def tie_weights(model):\n    ...\n",
+        solution="def tie_weights(model):\n    pass\n",
+        wrong_solutions=[{"name": "copy", "code": "x"}],
+        options={"rtol": 0.001},
+        verified_at=WHEN,
+        verification={"status": "passed"},
+        source_path="content/exercises/tie-weights.yaml",
+    )
+    submission = m("grader", "Submission").objects.create(
+        id=uuid.uuid4(),
+        user=lea,
+        exercise=exercise,
+        code="x = 1",
+        seed=42,
+        status="failed",
+        score=0.5,
+        checks=[{"name": "c", "passed": False, "diagnosis": "copied-not-shared"}],
+        stdout="out",
+        stderr="err",
+        grading_attempts=1,
+        claimed_by="host:1",
+        enqueued_at=WHEN,
+        started_at=WHEN,
+        finished_at=WHEN,
+        grade_ms=12.5,
+    )
+    diagnosis = m("grader", "Diagnosis").objects.create(
+        slug="copied-not-shared", summary="Copied, not shared"
+    )
+    diagnosis.lessons.add(lesson)
+    rows = [
+        section,
+        lesson,
+        follow_up,
+        question,
+        figure,
+        read,
+        attempt,
+        card,
+        log,
+        cohort,
+        membership,
+        audit,
+        exercise,
+        submission,
+        diagnosis,
+    ]
+    return {(r._meta.app_label, r._meta.object_name): r.pk for r in rows}
+
+
+def _stored(model, pk) -> dict:
+    """Every column of one row, as the database holds it."""
+    names = [field.attname for field in model._meta.concrete_fields]
+    return model.objects.filter(pk=pk).values(*names).get()
+
+
+def _diagnosis_admin_history(apps, diagnosis_pk) -> dict:
+    """Diagnosis' content type (grader's, as before the move) with a granted
+    permission and an admin log entry; returns their ids."""
+    ContentTypeThen = apps.get_model("contenttypes", "ContentType")
+    content_type, _ = ContentTypeThen.objects.get_or_create(
+        app_label="grader", model="diagnosis"
+    )
+    permission, _ = apps.get_model("auth", "Permission").objects.get_or_create(
+        content_type=content_type,
+        codename="change_diagnosis",
+        defaults={"name": "Can change diagnosis"},
+    )
+    group, _ = apps.get_model("auth", "Group").objects.get_or_create(name="admin")
+    group.permissions.add(permission)
+    entry = apps.get_model("admin", "LogEntry").objects.create(
+        user=apps.get_model("auth", "User").objects.get(username="ian"),
+        content_type=content_type,
+        object_id=str(diagnosis_pk),
+        object_repr="copied-not-shared",
+        action_flag=2,
+        change_message="[]",
+    )
+    return {
+        "content_type": content_type.pk,
+        "permission": permission.pk,
+        "group": group.pk,
+        "log_entry": entry.pk,
+    }
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_database_from_before_the_layers_keeps_every_row():
+    try:
+        _migrate(BEFORE)
+        old = _historical_apps()
+        pks = _fill(old)
+        before = {
+            label: _stored(old.get_model(*label), pk) for label, pk in pks.items()
+        }
+        history = _diagnosis_admin_history(old, pks[("grader", "Diagnosis")])
+
+        _migrate(_latest())
+        ContentType.objects.clear_cache()
+
+        for label, pk in pks.items():
+            model = current_apps.get_model(*MOVED.get(label, label))
+            assert _stored(model, pk) == before[label], label
+            assert model.objects.count() == 1, label
+        diagnosis = Diagnosis.objects.get(pk=pks[("grader", "Diagnosis")])
+        assert [lesson.slug for lesson in diagnosis.lessons.all()] == ["tying"]
+        assert Diagnosis._meta.db_table == "grader_diagnosis"
+        content_type = ContentType.objects.get_for_model(Diagnosis)
+        assert content_type.pk == history["content_type"]
+        assert (content_type.app_label, content_type.model) == ("quiz", "diagnosis")
+        assert not ContentType.objects.filter(app_label="grader", model="diagnosis")
+        permission = Permission.objects.get(pk=history["permission"])
+        assert permission.content_type_id == content_type.pk
+        assert permission in Group.objects.get(pk=history["group"]).permissions.all()
+        entry = LogEntry.objects.get(pk=history["log_entry"])
+        assert entry.get_edited_object() == diagnosis
+    finally:
+        _migrate(_latest())  # later tests need today's schema
+
+
+def test_old_diagnosis_admin_links_lead_to_the_new_place(client):
+    response = client.get("/admin/grader/diagnosis/7/change/?_changelist_filters=a")
+    assert response.status_code == 302
+    assert response["Location"] == (
+        "/admin/quiz/diagnosis/7/change/?_changelist_filters=a"
+    )
+    listing = client.get("/admin/grader/diagnosis/")
+    assert listing["Location"] == "/admin/quiz/diagnosis/"
