@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from grading_engine.checks.result import CheckResult
 from grading_engine.exercises.base import load_harness
 from grading_engine.harness.wire import WireError, decode_result
-from grading_engine.runner import ChildOutcome, Runner
+from grading_engine.runner import CancelToken, ChildOutcome, Runner
 
 MAX_RESULT_BYTES = 64 * 1024 * 1024
 TOLERANCE_OPTIONS = ("rtol", "atol")
@@ -27,7 +27,7 @@ _OVERRIDE_LOCK = threading.Lock()
 
 @dataclass
 class Verdict:
-    status: str  # "passed" | "failed" | "error"
+    status: str  # "passed" | "failed" | "error" | "cancelled"
     score: float  # 0..1, passed checks / all checks (0 for error)
     checks: list[CheckResult] = field(default_factory=list)
     stdout: str = ""
@@ -55,11 +55,16 @@ def grade(
     timeout: float = 60.0,
     tiktoken_cache_dir: str | None = None,
     options: dict | None = None,
+    budget: str | None = None,
+    cancel: CancelToken | None = None,
 ) -> Verdict:
     """Run `code` against the cases of `harness` and judge the result.
 
     `options` are an exercise's admin-set overrides; `rtol`/`atol` replace
     the harness's RTOL/ATOL while its checks run (see `tolerances`).
+    `timeout` is the job's time budget and `budget` says where it comes
+    from, for the message when a job exceeds it. Setting `cancel` stops the
+    job; the verdict is then "cancelled".
     """
     module = load_harness(harness)
     if seed is None:
@@ -77,9 +82,10 @@ def grade(
         "cases": cases,
         "tiktoken_cache_dir": str(tiktoken_cache_dir),
     }
-    outcome = runner.run(job, timeout=timeout)
+    extra = {"cancel": cancel} if cancel is not None else {}
+    outcome = runner.run(job, timeout=timeout, **extra)
     with tolerances(module, options):
-        return judge(module, cases, outcome, timeout=timeout)
+        return judge(module, cases, outcome, timeout=timeout, budget=budget)
 
 
 @contextmanager
@@ -109,7 +115,14 @@ def tolerances(module, options: dict | None) -> Iterator[None]:
                 setattr(module, name, value)
 
 
-def judge(module, cases: list[dict], outcome: ChildOutcome, *, timeout: float):
+def judge(
+    module,
+    cases: list[dict],
+    outcome: ChildOutcome,
+    *,
+    timeout: float,
+    budget: str | None = None,
+):
     """Turn a child's raw outcome into a Verdict; trusts nothing in it."""
 
     def error(name: str, message: str, **extra) -> Verdict:
@@ -118,11 +131,15 @@ def judge(module, cases: list[dict], outcome: ChildOutcome, *, timeout: float):
             "error", 0.0, [check], outcome.stdout, outcome.stderr, outcome.duration_ms
         )
 
+    if outcome.cancelled:
+        check = CheckResult("cancelled", False, "cancelled before its grade finished")
+        return Verdict("cancelled", 0.0, [check], "", "", outcome.duration_ms)
     if outcome.timed_out:
+        which = f", this exercise's time budget ({budget})," if budget else ""
         return error(
             "time limit",
-            f"took longer than {timeout:g} s and was stopped: look for a loop "
-            "that never ends or work that grows with the input",
+            f"took longer than {timeout:g} s{which} and was stopped: look for a "
+            "loop that never ends or work that grows with the input",
         )
     if not outcome.result:
         return error("run", _crash_message(outcome))

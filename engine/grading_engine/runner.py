@@ -9,6 +9,8 @@ engine/grading_engine/sandbox implement the same `run` signature.
 
 from __future__ import annotations
 
+import os
+import select
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -25,6 +27,38 @@ class ChildOutcome:
     duration_ms: float
     killed_reason: str | None = None  # e.g. "wall-clock limit", "memory limit"
 
+    @property
+    def cancelled(self) -> bool:
+        return self.killed_reason == CANCELLED
+
+
+CANCELLED = "cancelled"
+
+
+class CancelToken:
+    """Set from any thread to stop a job; runners watch its descriptor.
+
+    An eventfd, so a runner waiting on the job's pipes wakes up the moment
+    it is set, without polling.
+    """
+
+    def __init__(self):
+        self._fd = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def set(self) -> None:
+        os.eventfd_write(self._fd, 1)
+
+    def is_set(self) -> bool:
+        return bool(select.select([self._fd], [], [], 0)[0])
+
+    def close(self) -> None:
+        os.close(self._fd)
+
 
 class Runner(Protocol):
-    def run(self, job: dict, *, timeout: float) -> ChildOutcome: ...
+    def run(
+        self, job: dict, *, timeout: float, cancel: CancelToken | None = None
+    ) -> ChildOutcome: ...

@@ -40,7 +40,7 @@ def pool():
         os.environ.pop("GRADER_TEST_SECRET", None)
 
 
-def run_attack(runner, code: str, *, timeout: float = 10.0) -> Verdict:
+def run_attack(runner, code: str, *, timeout: float = 10.0, cancel=None) -> Verdict:
     """Grade tie-weights with `code` as the submission."""
     return grade(
         harness="tie-weights",
@@ -48,6 +48,7 @@ def run_attack(runner, code: str, *, timeout: float = 10.0) -> Verdict:
         entry_point="tie_weights",
         runner=runner,
         timeout=timeout,
+        cancel=cancel,
     )
 
 

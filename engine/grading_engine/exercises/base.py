@@ -58,6 +58,19 @@ def module_name(harness: str) -> str:
     return "grading_engine.exercises." + harness.replace("-", "_")
 
 
+def harness_slugs() -> list[str]:
+    """The slug of every exercise module in this package (kit/ excluded)."""
+    import pkgutil
+
+    from grading_engine import exercises
+
+    return sorted(
+        info.name.replace("_", "-")
+        for info in pkgutil.iter_modules(exercises.__path__)
+        if not info.ispkg and info.name != "base"
+    )
+
+
 def load_harness(harness: str) -> ModuleType:
     """Import the exercise module that grades `harness` (a slug).
 

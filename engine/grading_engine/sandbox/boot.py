@@ -1,14 +1,15 @@
 """Entry point inside the sandbox: `python -m grading_engine.sandbox.boot MODE ...`.
 
 Modes:
-  cold RESULT READY LIMITS CPU   run one job from stdin, result to RESULT
-                                 (moved to fd 3); READY is closed when the
-                                 job's clock should start
-  warm FD LIMITS                 serve jobs on the control socket FD
-  probe            print which protections this process sees, as JSON
+  zygote FD LIMITS PRELOAD   warm up (PRELOAD: all, none or one harness slug),
+                             then spawn slots on the control socket FD
+  probe UID LIMITS           set up one slot as the pool does (UID: the slot
+                             uid, or "none" when degraded), lock it down as a
+                             job, and print what it sees, as JSON
 
-Every mode locks the process down (rlimits, seccomp) before any learner
-code can run. LIMITS is the JSON of a `Limits`.
+Learner code only ever runs in a job forked from a slot, after the slot
+dropped to its uid and the job locked itself down (rlimits, seccomp).
+LIMITS is the JSON of a `Limits`.
 """
 
 from __future__ import annotations
@@ -21,27 +22,7 @@ import sys
 
 from grading_engine.sandbox import seccomp
 from grading_engine.sandbox.limits import Limits
-from grading_engine.sandbox.lockdown import RESULT_FD, close_other_fds, lock_down
-
-
-def cold(result_fd: int, ready_fd: int, limits: Limits, cpu_seconds: int) -> None:
-    """Import torch, lock down, tell the parent (closing `ready_fd`), run."""
-    if ready_fd == RESULT_FD:
-        ready_fd = os.dup(ready_fd)  # or the dup2 below would close it
-    if result_fd != RESULT_FD:
-        os.dup2(result_fd, RESULT_FD)
-        os.close(result_fd)
-    # Import torch before the lock-down: the filter allows what torch needs,
-    # and the address-space cap is measured from a settled process.
-    import grading_engine.harness.child  # noqa: F401
-
-    lock_down(limits, cpu_seconds)
-    os.close(ready_fd)  # the job's wall clock starts now, not at bwrap
-    close_other_fds(RESULT_FD)
-    from grading_engine.harness.__main__ import main
-
-    main()
-
+from grading_engine.sandbox.lockdown import lock_down
 
 NAMESPACES = ("user", "pid", "net", "ipc", "uts", "mnt")
 
@@ -56,6 +37,7 @@ def probe() -> None:
     facts: dict = {"uid": os.getuid(), "pid": os.getpid(), "ns": namespace_ids()}
     with open("/proc/net/dev") as f:
         facts["interfaces"] = [line.split(":")[0].strip() for line in f][2:]
+    facts["pids"] = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
     try:
         lock_down(Limits(), cpu_seconds=5)
         facts["seccomp"] = seccomp.mode() == 2
@@ -96,17 +78,17 @@ def _writable(path: str) -> bool:
 
 def main(argv: list[str]) -> None:
     mode = argv[0] if argv else ""
-    if mode == "probe":
-        probe()
-    elif mode == "cold" and len(argv) == 5:
-        result_fd, ready_fd = int(argv[1]), int(argv[2])
-        cold(result_fd, ready_fd, Limits(**json.loads(argv[3])), int(argv[4]))
-    elif mode == "warm" and len(argv) == 3:
-        from grading_engine.sandbox.worker import serve
+    if mode == "zygote" and len(argv) == 4:
+        from grading_engine.sandbox.zygote import serve
 
-        serve(int(argv[1]), Limits(**json.loads(argv[2])))
+        serve(int(argv[1]), Limits(**json.loads(argv[2])), argv[3])
+    elif mode == "probe" and len(argv) == 3:
+        from grading_engine.sandbox.zygote import probe_slot
+
+        uid = None if argv[1] == "none" else int(argv[1])
+        sys.exit(probe_slot(uid, Limits(**json.loads(argv[2])), probe))
     else:
-        sys.exit("usage: boot cold RESULT_FD READY_FD LIMITS CPU | warm FD LIMITS")
+        sys.exit("usage: boot zygote FD LIMITS PRELOAD | probe UID|none LIMITS")
 
 
 if __name__ == "__main__":

@@ -1,10 +1,15 @@
-"""Start a process inside bubblewrap as a slot's own unprivileged uid.
+"""Start the zygote: bubblewrap inside a user namespace that maps one uid per slot.
 
-The parent (root) forks, joins the slot's cgroups, sets the slot rlimits,
-drops to the slot uid and only then execs bwrap. bwrap, now unprivileged,
-creates a user namespace mapping that uid to itself, so everything inside
-runs as a real unprivileged uid outside too: RLIMIT_NPROC binds it and it
-cannot signal another slot or the parent.
+The grading process (root) starts `userns_exec.py`, which enters a new user
+namespace; the parent then writes its uid map (inside root -> the zygote's
+own unprivileged uid, each slot uid -> itself, nothing else) and the helper
+execs bwrap as that namespace's root. bwrap builds the read-only root, the
+pid, network, ipc and uts namespaces and keeps exactly three capabilities,
+valid in that user namespace only: CAP_SYS_ADMIN and CAP_SETUID/SETGID, which
+the zygote needs to give each slot its own namespaces, /tmp and uid
+(`grading_engine.sandbox.zygote`). Outside, the zygote is a real
+unprivileged uid and each slot another: RLIMIT_NPROC binds them and none can
+signal another or the grading process.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from grading_engine.sandbox.cgroups import SlotCgroup
 from grading_engine.sandbox.limits import Limits, set_slot_rlimits
@@ -25,6 +31,9 @@ from grading_engine.sandbox.staging import (
 )
 
 UID_BASE = 61000
+USERNS_EXEC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "userns_exec.py")
+# Valid inside the zygote's user namespace only (bwrap --cap-add).
+ZYGOTE_CAPABILITIES = ("CAP_SYS_ADMIN", "CAP_SETUID", "CAP_SETGID")
 SANDBOX_TMP = "/tmp"  # noqa: S108 - a private tmpfs inside the sandbox
 
 
@@ -33,8 +42,13 @@ class Slot:
     """One concurrent sandbox: its uid and (if available) its cgroup."""
 
     index: int
-    uid: int | None  # None: not root, so no uid of its own (degraded)
+    uid: int | None  # None: degraded (no bwrap or not root), no uid of its own
     cgroup: SlotCgroup | None = None
+
+
+def isolated() -> bool:
+    """Can this process build the real sandbox (bwrap, and root to map uids)?"""
+    return bwrap_path() is not None and os.geteuid() == 0
 
 
 def bwrap_path() -> str | None:
@@ -68,6 +82,20 @@ def _usr_merge() -> list[str]:
     return args
 
 
+def _traversable_parents(*targets: str) -> list[str]:
+    """`--perms 0755 --dir` for each directory above the mount targets.
+
+    bwrap, as root of the zygote's namespace, would make them 0700 and its
+    own: the slots, other uids, could then not reach /venv or the stdlib.
+    """
+    parents: list[str] = []
+    for target in targets:
+        for parent in reversed(Path(target).parents[:-1]):  # "/" excluded
+            if str(parent) not in parents:
+                parents.append(str(parent))
+    return [arg for d in parents for arg in ("--perms", "0755", "--dir", d)]
+
+
 def command(
     layout: Layout,
     argv: list[str],
@@ -77,21 +105,28 @@ def command(
 ) -> list[str]:
     """The bwrap argv that runs `argv` (after the sandbox's python).
 
-    Without bwrap (allowed only in degraded mode) it is the plain venv
+    Without the sandbox (allowed only in degraded mode) it is the plain venv
     python, to run with `unsandboxed_environment`: no isolation at all.
     """
-    if bwrap_path() is None:
+    if not isolated():
         return [sys.executable, *argv]
     venv_site = f"{SANDBOX_VENV}/lib/python{layout.python_version}/site-packages"
     interpreter = f"{layout.python_home}/bin/python{layout.python_version}"
     args = [
         bwrap_path() or "bwrap",
-        "--unshare-all",  # user, pid, net, ipc, uts, cgroup
+        # The user namespace is userns_exec's; bwrap, its root, adds the rest.
+        "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+        "--unshare-cgroup-try",
         "--die-with-parent",
         "--new-session",
         "--cap-drop", "ALL",
+        *(arg for cap in ZYGOTE_CAPABILITIES for arg in ("--cap-add", cap)),
         "--clearenv",
         "--hostname", "sandbox",
+        *_traversable_parents(
+            layout.python_home, f"{SANDBOX_VENV}/bin/python", venv_site,
+            SANDBOX_LIB, SANDBOX_TIKTOKEN,
+        ),
         "--ro-bind", "/usr", "/usr",
         *_usr_merge(),
         "--ro-bind", layout.python_home_source, layout.python_home,
@@ -126,7 +161,7 @@ def unsandboxed_environment(layout: Layout, tiktoken_dir: str | None) -> dict:
     Empty with bwrap (it builds the sandbox's own with --clearenv and
     --setenv); without it (degraded) the child's, with host paths.
     """
-    if bwrap_path() is not None:
+    if isolated():
         return {}
     env = environment(layout.grader_stage)
     if tiktoken_dir:
@@ -134,39 +169,63 @@ def unsandboxed_environment(layout: Layout, tiktoken_dir: str | None) -> dict:
     return env
 
 
-def spawn(
+def spawn_zygote(
     args: list[str],
     *,
-    slot: Slot,
+    zygote_uid: int | None,
+    slot_uids: list[int],
+    cgroup: SlotCgroup | None,
     limits: Limits,
     env: dict[str, str] | None = None,
     pass_fds: tuple[int, ...] = (),
-    stdin=subprocess.DEVNULL,
     stdout=subprocess.DEVNULL,
     stderr=subprocess.DEVNULL,
 ) -> subprocess.Popen:
-    """Popen `args` in the slot's cgroup, with its rlimits, as its uid."""
-    uid, cgroup = slot.uid, slot.cgroup
+    """Popen `args` (from `command`) as the zygote, in `cgroup`.
 
-    def drop_privileges() -> None:
-        # Runs between fork and exec: cgroup first (needs root), uid last.
+    Isolated, it goes through userns_exec, whose uid map this function
+    writes: inside root is `zygote_uid` outside, and each of `slot_uids` is
+    itself. Degraded (`zygote_uid` None), `args` run as we are.
+    """
+
+    def in_cgroup() -> None:
+        # Runs between fork and exec: only os calls.
         if cgroup is not None:
             cgroup.attach(0)
         set_slot_rlimits(limits)
-        if uid is None:
-            return
-        os.setgroups([])
-        os.setresgid(uid, uid, uid)
-        os.setresuid(uid, uid, uid)
 
-    return subprocess.Popen(
-        args,
-        stdin=stdin,
-        stdout=stdout,
-        stderr=stderr,
-        pass_fds=pass_fds,
-        env=env or {},
-        cwd="/",
-        start_new_session=True,
-        preexec_fn=drop_privileges,  # noqa: PLW1509 - only os calls, see above
-    )
+    if zygote_uid is None:
+        return subprocess.Popen(
+            args, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
+            pass_fds=pass_fds, env=env or {}, cwd="/", start_new_session=True,
+            preexec_fn=in_cgroup,  # noqa: PLW1509 - only os calls
+        )  # fmt: skip
+    unshared_r, unshared_w = os.pipe()
+    mapped_r, mapped_w = os.pipe()
+    helper = [sys.executable, "-I", "-S", USERNS_EXEC, str(mapped_r), str(unshared_w)]
+    try:
+        process = subprocess.Popen(
+            [*helper, *args], stdin=subprocess.DEVNULL, stdout=stdout,
+            stderr=stderr, pass_fds=(*pass_fds, mapped_r, unshared_w), env={},
+            cwd="/", start_new_session=True,
+            preexec_fn=in_cgroup,  # noqa: PLW1509 - only os calls
+        )  # fmt: skip
+    finally:
+        os.close(mapped_r)
+        os.close(unshared_w)
+    try:
+        if os.read(unshared_r, 1) != b"u":
+            raise OSError("the zygote helper could not enter a user namespace")
+        lines = "".join(f"{uid} {uid} 1\n" for uid in slot_uids)
+        for name in ("uid_map", "gid_map"):
+            with open(f"/proc/{process.pid}/{name}", "w") as f:
+                f.write(f"0 {zygote_uid} 1\n{lines}")
+        os.write(mapped_w, b"m")
+    except OSError:
+        process.kill()
+        process.wait()
+        raise
+    finally:
+        os.close(unshared_r)
+        os.close(mapped_w)
+    return process

@@ -1,39 +1,37 @@
-"""One fresh sandbox per job: bwrap + `python -m grading_engine.sandbox.boot cold`.
+"""One fresh sandbox per job: a zygote warmed for that job's harness only.
 
-The slow, simple path (~2 s of `import torch` per grade): nothing is
-shared between jobs at all. Used where a warm pool is not worth its memory
-(the `grade` management command, a one-off regrade) and as the baseline
-the benchmark compares the pool with.
+The slow, simple path (a Python start and `import torch` per grade, ~2-4 s):
+nothing is shared between jobs at all. It is built exactly as a warm pool
+is (userns + bwrap zygote, one slot forked from it), so there is one
+sandbox construction to trust; the zygote loads only the one harness the
+job needs and is gone after it. Used where a warm pool is not worth its
+memory (the `grade` management command, an exercise saved in the admin)
+and as the baseline the benchmark compares the pool with.
+
+The job's clock starts when the slot has the job, not at bwrap: Python,
+torch and the harness's reference models load before it, so a cold grade
+measures the same work as a warm one (exercise time budgets rely on this).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
-import math
-import os
-import signal
-import subprocess
-import threading
-import time
+from concurrent.futures import ThreadPoolExecutor
 
 from grading_engine.runner import ChildOutcome
 from grading_engine.sandbox import bwrap, probe
 from grading_engine.sandbox.limits import Limits
-from grading_engine.sandbox.pipes import Stream
-from grading_engine.sandbox.slots import SlotSet, kill_uid, killed_reason, streams
-from grading_engine.sandbox.staging import SANDBOX_TIKTOKEN, prepare_layout
+from grading_engine.sandbox.slot_job import (
+    SlotWorker,
+    WorkerDied,
+    ended_outcome,
+    run_on_slot,
+)
+from grading_engine.sandbox.slots import SlotSet, kill_uid
+from grading_engine.sandbox.staging import SANDBOX_TIKTOKEN
+from grading_engine.sandbox.zygote_handle import Zygote
 
 COLD_UID_BASE = bwrap.UID_BASE + 100
-
-
-def cpu_budget(timeout: float) -> int:
-    """CPU seconds for a job: its wall-clock budget, rounded up, plus one."""
-    return math.ceil(timeout) + 1
-
-
-def limits_arg(limits: Limits) -> str:
-    return json.dumps(dataclasses.asdict(limits))
 
 
 def sandbox_job(job: dict) -> tuple[dict, str | None]:
@@ -41,13 +39,20 @@ def sandbox_job(job: dict) -> tuple[dict, str | None]:
     host_dir = job.get("tiktoken_cache_dir")
     if not host_dir:
         return job, None
-    if bwrap.bwrap_path() is None:
+    if not bwrap.isolated():
         return job, str(host_dir)  # degraded: the child sees host paths
     return {**job, "tiktoken_cache_dir": SANDBOX_TIKTOKEN}, str(host_dir)
 
 
+def _preload_for(job: dict) -> str:
+    harness = job.get("harness")
+    if isinstance(harness, str) and harness.replace("-", "").isalnum():
+        return harness
+    return "none"
+
+
 class SandboxRunner:
-    """Run each job in its own cold bubblewrap sandbox (a `runner.Runner`)."""
+    """Run each job in its own cold sandbox (a `runner.Runner`)."""
 
     def __init__(
         self,
@@ -69,137 +74,44 @@ class SandboxRunner:
         self.slots = SlotSet(
             concurrency, uid_base=uid_base, name="cold", limits=self.limits
         )
+        self.zygote_slots = SlotSet(
+            concurrency, uid_base=uid_base, name="cold-zygote", limits=self.limits
+        )
 
-    def run(self, job: dict, *, timeout: float) -> ChildOutcome:
-        with self.slots.checkout() as slot:
-            return self._run(slot, job, timeout)
+    def run(self, job: dict, *, timeout: float, cancel=None) -> ChildOutcome:
+        with self.slots.checkout() as slot, self.zygote_slots.checkout() as home:
+            return self._run(slot, home, job, timeout, cancel)
 
     def close(self) -> None:
         self.slots.remove()
+        self.zygote_slots.remove()
 
-    def _run(self, slot: bwrap.Slot, job: dict, timeout: float) -> ChildOutcome:
+    def _run(self, slot, home, job: dict, timeout: float, cancel) -> ChildOutcome:
         job, tiktoken_dir = sandbox_job(job)
-        oom_before = slot.cgroup.oom_kills() if slot.cgroup else 0
-        result_r, result_w = os.pipe()
-        ready_r, ready_w = os.pipe()
-        start = time.monotonic()
-        try:
-            process = self._spawn(
-                slot, timeout, tiktoken_dir, result_w=result_w, ready_w=ready_w
-            )
-        except BaseException:
-            os.close(result_r)
-            os.close(ready_r)
-            raise
-        finally:
-            os.close(result_w)
-            os.close(ready_w)
-        threading.Thread(
-            target=_feed,
-            args=(process.stdin, json.dumps(job).encode("utf-8")),
-            daemon=True,
-        ).start()
-        collector = streams(
-            self.limits, process.stdout.fileno(), process.stderr.fileno(), result_r
-        )
-        collector.add("ready", Stream(ready_r, 0, counts_as_output=False))
-        why = self._wait(process, collector, start=start, timeout=timeout)
-        exit_code = _reap(process, slot, killed=why != "eof")
-        out, err, result = (
-            collector.streams[k] for k in ("stdout", "stderr", "result")
-        )
-        outcome = ChildOutcome(
-            exit_code=exit_code,
-            timed_out=why == "timeout",
-            stdout=out.text(),
-            stderr=err.text(),
-            result=bytes(result.data),
-            duration_ms=(time.monotonic() - start) * 1000,
-            killed_reason=killed_reason(
-                why=why,
-                exit_code=exit_code,
-                memory_killed=bool(slot.cgroup)
-                and slot.cgroup.oom_kills() > oom_before,
-            ),
-        )
-        collector.close(fds=False)
-        process.stdout.close()
-        process.stderr.close()
-        os.close(result_r)
-        os.close(ready_r)
-        return outcome
-
-    def _spawn(
-        self, slot: bwrap.Slot, timeout: float, tiktoken_dir, *, result_w, ready_w
-    ) -> subprocess.Popen:
-        """Start bwrap + `boot cold` with the result and ready pipes passed in."""
-        layout = prepare_layout()
-        boot = [
-            "-m",
-            "grading_engine.sandbox.boot",
-            "cold",
-            str(result_w),
-            str(ready_w),
-        ]
-        boot += [limits_arg(self.limits), str(cpu_budget(timeout))]
-        args = bwrap.command(
-            layout, boot, limits=self.limits, tiktoken_dir=tiktoken_dir
-        )
-        return bwrap.spawn(
-            args,
-            slot=slot,
+        zygote = Zygote(
+            slot=home,
+            slot_uids=[slot.uid] if slot.uid is not None else [],
             limits=self.limits,
-            pass_fds=(result_w, ready_w),
-            env=bwrap.unsandboxed_environment(layout, tiktoken_dir),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            tiktoken_dir=tiktoken_dir,
+            preload=_preload_for(job),
+            start_timeout=self.startup_timeout,
         )
-
-    def _wait(self, process, collector, *, start: float, timeout: float) -> str:
-        """Why the job ended: "eof" (by itself), "timeout" or an output cap."""
-        # Python start-up and `import torch` come first; the job's wall clock
-        # starts when the sandbox closes its ready pipe, locked down.
-        why = collector.pump(start + self.startup_timeout, until_closed="ready")
-        deadline = time.monotonic() + timeout
-        if why == "closed":
-            why = collector.pump(deadline)
-        if why == "eof":
-            # Every pipe is closed, but a job that closed them itself may
-            # live on: it still gets only its time budget.
-            try:
-                process.wait(timeout=max(deadline - time.monotonic(), 0.01))
-            except subprocess.TimeoutExpired:
-                why = "timeout"
-        return why
-
-
-def _reap(process, slot: bwrap.Slot, *, killed: bool) -> int:
-    """Kill the sandbox if asked, then everything it left; its exit code."""
-    if killed:
-        _kill(process)
-    exit_code = process.wait()
-    if bwrap.bwrap_path() and 128 < exit_code <= 128 + 64:
-        exit_code = 128 - exit_code  # bwrap says 128+N for "killed by N"
-    if slot.uid is not None:
-        kill_uid(slot.uid)  # anything that slipped out of the pid namespace
-    if slot.cgroup is not None:
-        slot.cgroup.kill_all()
-    return exit_code
-
-
-def _feed(stream, payload: bytes) -> None:
-    try:
-        stream.write(payload)
-        stream.close()
-    except (OSError, ValueError):
-        pass  # the sandbox ended before reading its job
-
-
-def _kill(process: subprocess.Popen) -> None:
-    # bwrap leads its own session; its --die-with-parent child takes the
-    # whole pid namespace down with it.
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except OSError:
-        pass
+        # The zygote dies with the thread that spawned it (--die-with-parent):
+        # a thread of its own that lives exactly as long as this job.
+        spawner = ThreadPoolExecutor(1, thread_name_prefix="cold-sandbox")
+        worker: SlotWorker | None = None
+        try:
+            zygote.start(spawner)
+            worker = zygote.spawn(slot)
+            return run_on_slot(slot, worker, job, timeout, self.limits, cancel=cancel)
+        except WorkerDied as exc:
+            return ended_outcome(f"sandbox worker died ({exc})")
+        finally:
+            if worker is not None:
+                worker.stop()
+            zygote.stop()
+            spawner.shutdown()
+            if slot.uid is not None:
+                kill_uid(slot.uid)  # anything that slipped out of the sandbox
+            if slot.cgroup is not None:
+                slot.cgroup.kill_all()

@@ -37,6 +37,11 @@ class Stream:
         return text
 
 
+@dataclass(frozen=True)
+class _Watched:
+    name: str
+
+
 class Collector:
     """Drain several read ends at once; `pump` says why it stopped."""
 
@@ -66,12 +71,12 @@ class Collector:
         )
         return over_cap or self.output_total() > self.flood_limit
 
-    def watch(self, fileobj) -> None:
-        """Also wake up when `fileobj` (e.g. a control socket) is readable."""
-        self.selector.register(fileobj, selectors.EVENT_READ, None)
+    def watch(self, fileobj, name: str) -> None:
+        """Also stop, saying `name`, when `fileobj` (a socket, a cancel) is readable."""
+        self.selector.register(fileobj, selectors.EVENT_READ, _Watched(name))
 
     def pump(self, deadline: float, *, until_closed: str | None = None) -> str:
-        """Read until 'eof' (all closed), 'watch', 'timeout' or 'flood'.
+        """Read until 'eof' (all closed), a watched name, 'timeout' or 'flood'.
 
         With `until_closed`, also stop ('closed') once that stream is closed.
         """
@@ -82,8 +87,8 @@ class Collector:
             if remaining <= 0:
                 return "timeout"
             for key, _ in self.selector.select(remaining):
-                if key.data is None:
-                    return "watch"
+                if isinstance(key.data, _Watched):
+                    return key.data.name
                 self._read(key.data)
             if self.flooded():
                 return "flood"

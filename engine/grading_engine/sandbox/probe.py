@@ -1,8 +1,9 @@
 """Which protections this machine really gives, checked by trying them.
 
-`probe_protections` starts one tiny sandbox (no torch, ~0.1 s) and looks
-from inside: its uid, its network interfaces, whether seccomp took, whether
-an AF_INET socket or a fork is refused, whether / is read-only. Cgroups are
+`probe_protections` starts one tiny zygote (no torch, ~0.3 s) that sets up
+one slot exactly as a pool does, and looks from inside it: its uid, its
+namespaces and network interfaces, whether seccomp took, whether an AF_INET
+socket or a fork is refused, whether / is read-only. Cgroups are
 checked by creating one. Runners call `require` at start: a missing
 REQUIRED protection refuses grading unless degraded mode is allowed
 explicitly (GRADER_ALLOW_UNSAFE_SANDBOX in the service).
@@ -10,6 +11,7 @@ explicitly (GRADER_ALLOW_UNSAFE_SANDBOX in the service).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -18,7 +20,14 @@ import threading
 
 from grading_engine.sandbox import cgroups
 from grading_engine.sandbox.boot import NAMESPACES, namespace_ids
-from grading_engine.sandbox.bwrap import UID_BASE, Slot, bwrap_path, command, spawn
+from grading_engine.sandbox.bwrap import (
+    UID_BASE,
+    bwrap_path,
+    command,
+    isolated,
+    spawn_zygote,
+    unsandboxed_environment,
+)
 from grading_engine.sandbox.limits import Limits
 from grading_engine.sandbox.staging import prepare_layout
 
@@ -36,6 +45,7 @@ REQUIRED = (
 )
 OPTIONAL = ("cgroup_memory", "cgroup_pids")
 PROBE_UID = UID_BASE + 999
+PROBE_ZYGOTE_UID = UID_BASE + 998
 
 _EXPLAIN = {
     "bubblewrap": "the bwrap binary (Debian package bubblewrap)",
@@ -91,17 +101,23 @@ def _probe() -> dict[str, bool | str]:
     version = subprocess.run([path, "--version"], capture_output=True, text=True)
     found["bubblewrap_version"] = version.stdout.strip()
     root = os.geteuid() == 0
-    slot = Slot(index=-1, uid=PROBE_UID if root else None, cgroup=None)
-    args = command(
-        prepare_layout(),
-        ["-m", "grading_engine.sandbox.boot", "probe"],
-        limits=Limits(),
-    )
+    limits = Limits()
+    slot_uid = PROBE_UID if isolated() else None
+    boot = ["-m", "grading_engine.sandbox.boot", "probe", str(slot_uid or "none")]
+    boot.append(json.dumps(dataclasses.asdict(limits)))
+    layout = prepare_layout()
+    args = command(layout, boot, limits=limits)
     try:
-        process = spawn(
-            args, slot=slot, limits=Limits(), stdout=subprocess.PIPE,
+        process = spawn_zygote(
+            args,
+            zygote_uid=PROBE_ZYGOTE_UID if slot_uid is not None else None,
+            slot_uids=[slot_uid] if slot_uid is not None else [],
+            cgroup=None,
+            limits=limits,
+            env=unsandboxed_environment(layout, None),
+            stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-        )  # fmt: skip
+        )
         out, err = process.communicate(timeout=60)
     except (OSError, subprocess.SubprocessError) as exc:
         found["error"] = f"probe sandbox did not start: {exc}"
@@ -116,13 +132,15 @@ def _probe() -> dict[str, bool | str]:
         inside["interfaces"]
     ) <= {"lo"}
     found["uid_separation"] = root and inside["uid"] == PROBE_UID
+    # The slot is pid 1 of a pid namespace of its own, alone in it.
+    found["namespaces"] = found["namespaces"] and inside.get("pids") == [1]
     found["readonly_filesystem"] = not (
         inside["root_writable"] or inside.get("dev_writable", True)
     )
     expected_env = set(_sandbox_env_keys())
     found["clean_environment"] = set(inside["environ"]) <= expected_env
     found["seccomp"] = bool(inside["seccomp"]) and not inside["inet_socket"]
-    limits, got = Limits(), inside.get("rlimits", {})
+    got = inside.get("rlimits", {})
     found["rlimits"] = (
         got.get("CORE") == 0
         and got.get("NPROC") == limits.processes

@@ -14,6 +14,7 @@ import signal
 import time
 from contextlib import contextmanager
 
+from grading_engine.runner import CANCELLED
 from grading_engine.sandbox import cgroups
 from grading_engine.sandbox.bwrap import Slot, bwrap_path
 from grading_engine.sandbox.limits import Limits
@@ -122,7 +123,9 @@ def kill_uid(uid: int, *, wait: float = 2.0) -> None:
 def killed_reason(
     *, why: str, exit_code: int | None, memory_killed: bool
 ) -> str | None:
-    """Name the limit that ended the job, if one did."""
+    """Name the limit that ended the job, if one did (or that it was cancelled)."""
+    if why == "cancelled":
+        return CANCELLED
     if why == "timeout":
         return "wall-clock limit"
     if why == "flood":

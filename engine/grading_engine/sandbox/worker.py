@@ -1,16 +1,16 @@
-"""The warm worker: preloaded once, then one fresh fork per job.
+"""A slot's warm worker: forked from the zygote, then one fresh fork per job.
 
-Runs inside a slot's sandbox. It imports torch and warms the reference
-models (`preload`), makes itself non-dumpable (so a same-uid child cannot
-read its memory through /proc) and waits on its control socket. For each
-job the parent sends the job (a memfd) and four pipe ends (result, stdout,
-stderr write ends; a "go" read end) with SCM_RIGHTS. The worker forks
-without reading the job: only the child ever holds a job's code or data,
-and it dies with its grade, so a later fork cannot find an earlier job in
-memory it inherited. The child takes a new session, tells the parent it
-exists (whose kernel then reports its host pid), waits on "go" while the
-parent sets its oom_score_adj from outside, reads its job, keeps only its
-pipes, lowers its rlimits, installs seccomp and runs the job.
+The zygote (`grading_engine.sandbox.zygote`) has imported torch and built the
+reference models; a slot worker is its copy-on-write child, already in its
+own namespaces and uid. For each job the parent sends the job (a memfd) and
+four pipe ends (result, stdout, stderr write ends; a "go" read end) with
+SCM_RIGHTS. The worker forks without reading the job: only the child ever
+holds a job's code or data, and it dies with its grade, so a later fork
+cannot find an earlier job in memory it inherited. The child takes a new
+session, tells the parent it exists (whose kernel then reports its host
+pid), waits on "go" while the parent sets its oom_score_adj from outside,
+reads its job, keeps only its pipes, lowers its rlimits, installs seccomp
+and runs the job.
 
 After each job the worker empties the slot's /tmp in a forked scrubber
 (so not even the learner's file names enter the worker's memory).
@@ -20,7 +20,7 @@ Protocol (SOCK_SEQPACKET, one JSON object per message):
   parent -> worker  {"cpu_seconds": int}  + fds [job, result, stdout, stderr, go]
   child  -> parent  {"started": true}     (SCM_CREDENTIALS: its host pid)
   parent -> child   one byte on "go"       (its oom_score_adj is set)
-  parent -> worker  {"kill": true}        (wall-clock limit reached)
+  parent -> worker  {"kill": true}        (wall-clock limit reached, cancelled)
   worker -> parent  {"exit_code": int}    (negative: killed by that signal)
   worker -> parent  {"clean": bool}       (/tmp emptied; false: worker exits)
 """
@@ -44,9 +44,7 @@ from grading_engine.sandbox.lockdown import RESULT_FD, close_other_fds, lock_dow
 
 MAX_MESSAGE = 4096
 FDS_PER_JOB = 5
-_PR_SET_DUMPABLE = 4
 _UCRED = struct.Struct("iII")  # struct ucred: pid, uid, gid
-SANDBOX_TMP = "/tmp"  # noqa: S108 - the slot's private tmpfs, its only writable place
 
 
 def send(sock: socket.socket, message: dict, fds: list[int] = ()) -> None:
@@ -92,22 +90,12 @@ def receive_with_sender(
     return json.loads(data), fds, sender
 
 
-def serve(control_fd: int, limits: Limits) -> None:
-    """Preload, then run jobs until the parent closes the socket."""
-    _keep_only(control_fd)
-    sock = socket.socket(fileno=control_fd)
-    try:
-        from grading_engine.harness.child import preload
-
-        preload()
-    except BaseException:  # noqa: BLE001 - the parent must hear why
-        send(sock, {"ready": False, "error": traceback.format_exc()[-2000:]})
-        return
-    collapse_to_huge_pages()
-    ctypes.CDLL(None).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
-    # TMPDIR is /tmp inside bwrap; a private directory in degraded mode.
-    scratch = Scratch(os.environ.get("TMPDIR") or SANDBOX_TMP)
-    if not scratch.reset():  # what preload left there (torchinductor_uid_N)
+def serve_slot(sock: socket.socket, limits: Limits, tmp: str) -> None:
+    """Run jobs until the parent closes the socket."""
+    keep_only(sock.fileno())
+    # /tmp inside the sandbox; a private host directory in degraded mode.
+    scratch = Scratch(os.environ.get("TMPDIR") or tmp)
+    if not scratch.reset():
         send(sock, {"ready": False, "error": "cannot empty the scratch dir"})
         return
     send(sock, {"ready": True})
@@ -158,7 +146,7 @@ def collapse_to_huge_pages(min_bytes: int = 4 * _HUGE) -> int:
     return collapsed
 
 
-def _keep_only(fd: int) -> None:
+def keep_only(fd: int) -> None:
     for other in range(3, os.sysconf("SC_OPEN_MAX")):
         if other != fd:
             try:

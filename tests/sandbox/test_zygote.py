@@ -1,0 +1,99 @@
+"""The pool's slots are forks of one warm zygote: shared memory, cancel, recovery."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+from grading_engine.runner import CancelToken
+
+from tests.sandbox.conftest import (
+    RIGHT,
+    assert_grader_still_works,
+    messages,
+    run_attack,
+)
+
+pytestmark = pytest.mark.sandbox
+LOOP = """
+def tie_weights(model):
+    while True:
+        pass
+"""
+
+
+def smaps_rollup(pid: int) -> dict[str, int]:
+    found = {}
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) == 3 and parts[2] == "kB":
+                found[parts[0].rstrip(":")] = int(parts[1]) * 1024
+    return found
+
+
+def test_slots_share_the_zygotes_models_instead_of_holding_copies(pool):
+    assert_grader_still_works(pool)  # each slot has run a job since it forked
+    for pid in pool.worker_pids().values():
+        memory = smaps_rollup(pid)
+        private = memory["Private_Clean"] + memory["Private_Dirty"]
+        # It maps torch and GPT-2 small (well over 1 GB) but owns little of it.
+        assert memory["Rss"] > 1024**3
+        assert private < memory["Rss"] / 4, memory
+
+
+def test_each_slot_is_pid_1_of_its_own_namespace_and_sees_no_other(pool):
+    seen = []
+    for _ in range(2):
+        verdict = run_attack(
+            pool,
+            """
+            import os
+            def tie_weights(model):
+                pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+                mine = [1, os.getpid()]
+                raise RuntimeError(f"alone={pids == mine} parent={os.getppid()}")
+            """,
+        )
+        seen.append(messages(verdict))
+    for text in seen:
+        # the slot worker (1) and the job itself; no zygote, no other slot
+        assert "alone=True" in text and "parent=1" in text, text
+
+
+def test_cancel_stops_a_running_job_at_once_and_keeps_the_slot(pool):
+    workers = pool.worker_pids()
+    token = CancelToken()
+    verdicts = []
+    job = threading.Thread(
+        target=lambda: verdicts.append(run_attack(pool, LOOP, timeout=30, cancel=token))
+    )
+    job.start()
+    time.sleep(1.0)
+    cancelled_at = time.monotonic()
+    token.set()
+    job.join(timeout=20)
+    stopped_in = time.monotonic() - cancelled_at
+    token.close()
+    assert verdicts and verdicts[0].status == "cancelled", messages(verdicts[0])
+    assert stopped_in < 10  # far below the 30 s budget it was given
+    assert pool.worker_pids() == workers  # the job died, not its slot
+    assert_grader_still_works(pool)
+
+
+def test_a_cancel_before_the_job_starts_runs_nothing(pool):
+    token = CancelToken()
+    token.set()
+    verdict = run_attack(pool, RIGHT, cancel=token)
+    token.close()
+    assert verdict.status == "cancelled"
+
+
+def test_a_dead_zygote_is_replaced_and_the_slots_forked_again(pool):
+    old_zygote = pool.zygote.process.pid
+    os.killpg(old_zygote, signal.SIGKILL)  # its pid namespace, slots included
+    assert_grader_still_works(pool)
+    assert pool.zygote.process.pid != old_zygote
