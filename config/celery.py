@@ -1,9 +1,9 @@
-"""The Celery app: JSON only, late acks, time limits (see DESIGN.md)."""
+"""The Celery app: JSON only, late acks, one grading process per host (DESIGN.md)."""
 
 import os
 
 from celery import Celery
-from celery.signals import worker_process_init
+from celery.signals import worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -12,19 +12,30 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 
-@worker_process_init.connect
-def _warm_the_grader(**kwargs) -> None:
-    """Start warming this worker process's sandbox pool before the first job.
+@worker_ready.connect
+def _start_grading(**kwargs) -> None:
+    """Warm the sandbox pool, and take back what a dead predecessor left.
 
-    In a thread: Celery kills a pool process whose init takes more than a few
-    seconds, and warming (torch, GPT-2 small) takes longer. The first job
-    waits for it on the runner lock.
+    In a thread: warming (torch, GPT-2 small) takes seconds and the first
+    grade waits for it on the runner lock anyway. Rows a killed worker of
+    this host left `running` go back to the queue (or end as an error after
+    a second crash), then one wake-up starts the queue moving.
     """
     from django.conf import settings
 
-    if settings.GRADER_RUNNER == "pool" and not settings.CELERY_TASK_ALWAYS_EAGER:
-        import threading
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        return
+    import threading
 
+    def start() -> None:
+        from grader import submission_grading, tasks
         from grader.process_runner import runner_get
 
-        threading.Thread(target=runner_get, name="warm-grader", daemon=True).start()
+        if settings.GRADER_RUNNER == "pool":
+            runner_get()
+        submission_grading.with_db_retry(
+            lambda: submission_grading.submissions_requeue_abandoned(local_only=True)
+        )
+        tasks.wake()
+
+    threading.Thread(target=start, name="start-grading", daemon=True).start()

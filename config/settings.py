@@ -176,6 +176,10 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_DEFAULT_QUEUE = envstr("CELERY_QUEUE", "grading")
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# One grading process per host: its threads share one warm sandbox pool (the
+# slots fork from one zygote), one thread per slot. Thread pools do not
+# enforce Celery's time limits; the sandbox stops every job at its budget.
+CELERY_WORKER_POOL = "threads"
 CELERY_TASK_SOFT_TIME_LIMIT = envint("CELERY_TASK_SOFT_TIME_LIMIT", 120, minimum=1)
 CELERY_TASK_TIME_LIMIT = envint("CELERY_TASK_TIME_LIMIT", 150, minimum=1)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
@@ -210,7 +214,15 @@ GRADER_ALLOW_UNSAFE_SANDBOX = envbool("GRADER_ALLOW_UNSAFE_SANDBOX", False)
 GRADER_RUNNER = envstr("GRADER_RUNNER", "pool")
 if GRADER_RUNNER not in ("pool", "cold"):
     raise ImproperlyConfigured(f"GRADER_RUNNER={GRADER_RUNNER!r}: use pool or cold")
-GRADER_POOL_SIZE = envint("GRADER_POOL_SIZE", 1, minimum=1)
+# Concurrent grades per worker process: its sandbox slots, and its threads.
+GRADER_POOL_SIZE = envint("GRADER_POOL_SIZE", 2, minimum=1)
+CELERY_WORKER_CONCURRENCY = GRADER_POOL_SIZE
+# Slots of a worker that heavy exercises may hold at once; the others stay
+# free for light ones (grader.lanes).
+GRADER_HEAVY_SLOTS = envint(
+    "GRADER_HEAVY_SLOTS", max(1, GRADER_POOL_SIZE // 2), minimum=1
+)
+# The cap of every exercise's time budget (grader.budgets), and of one grade.
 GRADER_TIMEOUT_SECONDS = envint("GRADER_TIMEOUT_SECONDS", 60, minimum=1)
 # A running row whose worker has been silent this long is graded again.
 GRADING_LEASE_SECONDS = envint(

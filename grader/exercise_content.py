@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from grader.models import Exercise
+from grader.verify import exercise_is_verified
 from quiz.content.models import Lesson
 from quiz.content.tree import ExerciseRecord
 from quiz.core.upsert import upsert
@@ -34,7 +35,23 @@ def exercise_upsert(*, record: ExerciseRecord, source_path: str) -> str:
         "options": record.options,
         "source_path": source_path,
     }
-    return upsert(Exercise, {"slug": record.slug}, values)
+    outcome = upsert(Exercise, {"slug": record.slug}, values)
+    exercise_forget_stale_budget(slug=record.slug)
+    return outcome
+
+
+def exercise_forget_stale_budget(*, slug: str) -> None:
+    """Clear a measured budget that describes another version of the exercise.
+
+    Its harness, solution or options changed since it was verified, so the
+    next grade measures it again (grader.submission_grading).
+    """
+    exercise = Exercise.objects.get(slug=slug)
+    measured = exercise.time_budget_seconds is not None
+    if measured and not exercise_is_verified(exercise=exercise):
+        Exercise.objects.filter(pk=exercise.pk).update(
+            reference_ms=None, time_budget_seconds=None
+        )
 
 
 def exercise_records() -> list[ExerciseRecord]:

@@ -9,6 +9,10 @@ from django.db import models
 class Exercise(models.Model):
     """A code exercise; `harness` names its module in grading_engine.exercises."""
 
+    class Lane(models.TextChoices):
+        LIGHT = "light"
+        HEAVY = "heavy"
+
     slug = models.SlugField(max_length=80, unique=True)
     lesson = models.ForeignKey(
         "quiz.Lesson",
@@ -50,6 +54,18 @@ class Exercise(models.Model):
         blank=True,
         help_text="The last reference-solution grade (status, score, failed checks).",
     )
+    reference_ms = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="The reference solution's time in the sandbox, measured when "
+        "the exercise was last verified.",
+    )
+    time_budget_seconds = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Measured at verification (10× the reference, at least 2 s); "
+        "options.time_budget_seconds overrides it.",
+    )
     source_path = models.CharField(max_length=300, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -69,8 +85,10 @@ class Submission(models.Model):
         PASSED = "passed"
         FAILED = "failed"
         ERROR = "error"
+        CANCELLED = "cancelled"
 
-    TERMINAL = (Status.PASSED, Status.FAILED, Status.ERROR)
+    TERMINAL = (Status.PASSED, Status.FAILED, Status.ERROR, Status.CANCELLED)
+    OUTSTANDING = (Status.QUEUED, Status.RUNNING)
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     user = models.ForeignKey(
@@ -84,6 +102,15 @@ class Submission(models.Model):
     status = models.CharField(
         max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True
     )
+    lane = models.CharField(
+        max_length=5,
+        choices=Exercise.Lane.choices,
+        default=Exercise.Lane.LIGHT,
+        help_text="Heavy exercises may hold only some of a worker's slots.",
+    )
+    time_budget_seconds = models.FloatField(
+        null=True, blank=True, help_text="The budget its grade ran with."
+    )
     score = models.FloatField(null=True, blank=True)
     checks = models.JSONField(default=list, blank=True)
     stdout = models.TextField(blank=True)
@@ -93,15 +120,29 @@ class Submission(models.Model):
     )
     claimed_by = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
-    enqueued_at = models.DateTimeField(null=True, blank=True)
+    enqueued_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When it became its learner's next to grade; the queue's order.",
+    )
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     grade_ms = models.FloatField(null=True, blank=True, help_text="Time in the grader.")
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["status", "created_at"])]
+        indexes = [
+            models.Index(fields=["status", "created_at"]),
+            models.Index(fields=["status", "lane", "enqueued_at"]),
+            models.Index(fields=["user", "status", "created_at"]),
+        ]
         constraints = [
+            # One grading slot per learner at a time, whatever the workers do.
+            models.UniqueConstraint(
+                fields=["user"],
+                condition=models.Q(status="running"),
+                name="submission_one_running_per_user",
+            ),
             models.CheckConstraint(
                 condition=models.Q(score__isnull=True)
                 | models.Q(score__gte=0, score__lte=1),
@@ -109,7 +150,14 @@ class Submission(models.Model):
             ),
             models.CheckConstraint(
                 condition=models.Q(
-                    status__in=["queued", "running", "passed", "failed", "error"]
+                    status__in=[
+                        "queued",
+                        "running",
+                        "passed",
+                        "failed",
+                        "error",
+                        "cancelled",
+                    ]
                 ),
                 name="submission_status_valid",
             ),

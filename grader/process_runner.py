@@ -14,8 +14,9 @@ import threading
 
 from django.conf import settings
 from grading_engine.grading import Verdict, grade
-from grading_engine.runner import Runner
+from grading_engine.runner import CancelToken, Runner
 
+from grader.budgets import Budget, exercise_budget
 from grader.models import Exercise
 
 _lock = threading.Lock()
@@ -47,14 +48,23 @@ def exercise_grade(
     code: str,
     seed: int | None = None,
     runner_kind: str | None = None,
+    budget: Budget | None = None,
+    cancel: CancelToken | None = None,
 ) -> Verdict:
-    """Grade `code` against `exercise` now, with this process's runner."""
+    """Grade `code` against `exercise` now, with this process's runner.
+
+    The job gets the exercise's time budget (grader.budgets) unless `budget`
+    is given; setting `cancel` stops it.
+    """
+    budget = budget or exercise_budget(exercise)
     return grade(
         harness=exercise.harness,
         code=code,
         entry_point=exercise.entry_point,
         runner=runner_get(runner_kind),
         seed=seed,
-        timeout=settings.GRADER_TIMEOUT_SECONDS,
+        timeout=budget.seconds,
         options=exercise.options,
+        budget=budget.why,
+        cancel=cancel,
     )

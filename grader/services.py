@@ -1,7 +1,8 @@
-"""Taking a submission: its checks, the learner's budget, then its grading task.
+"""Taking and cancelling a submission, for every client.
 
-Every client (API, HTML form, scripts) submits through submission_create; the
-worker's half (claim, grade, save, sweep) is grader.submission_grading.
+Every client (API, HTML form, scripts) submits through submission_create and
+cancels through submission_cancel; the worker's half (claim, grade, save,
+sweep) is grader.submission_grading and grader.dispatch.
 """
 
 from __future__ import annotations
@@ -12,10 +13,13 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from grader import events
+from grader.budgets import exercise_lane
 from grader.models import Exercise, Submission
+from grader.submission_grading import submission_promote_next
 from grader.submission_limits import SubmissionThrottled as SubmissionThrottled
 from grader.submission_limits import outstanding_check, rate_take
-from grader.tasks import grade_submission
+from grader.tasks import wake_on_commit
 from quiz.core.db_text import db_text_clean
 
 Status = Submission.Status
@@ -23,6 +27,18 @@ Status = Submission.Status
 
 class SubmissionRejected(ValueError):
     """The submission cannot be accepted; the message is for the learner."""
+
+
+class CancelRefused(Exception):  # noqa: N818 - reads as what happened
+    """The submission is already finished; nothing was changed."""
+
+    def __init__(self, status: str):
+        self.status = status
+        super().__init__(
+            "it was already cancelled"
+            if status == Status.CANCELLED
+            else f"its grade already finished ({status})"
+        )
 
 
 def submission_create(*, user, exercise: Exercise, code: str) -> Submission:
@@ -57,9 +73,30 @@ def submission_create(*, user, exercise: Exercise, code: str) -> Submission:
             exercise=exercise,
             code=code,
             seed=secrets.randbits(31),
+            lane=exercise_lane(exercise),
             enqueued_at=timezone.now(),
         )
-        grade_submission.apply_async_on_commit(
-            args=[str(submission.pk)], queue=settings.CELERY_TASK_DEFAULT_QUEUE
-        )
+        wake_on_commit(str(submission.pk))
+    return submission
+
+
+def submission_cancel(*, user, submission_id) -> Submission:
+    """Cancel the learner's own queued or running submission.
+
+    One conditional UPDATE decides: the row is `cancelled` (its grading slot
+    free at once, any later verdict discarded) or it had already finished
+    and CancelRefused says how. A running grade is then stopped wherever it
+    runs (grader.cancellation). Another learner's id is Submission.DoesNotExist.
+    """
+    submission = Submission.objects.get(pk=submission_id, user=user)
+    cancelled = Submission.objects.filter(
+        pk=submission.pk, status__in=Submission.OUTSTANDING
+    ).update(status=Status.CANCELLED, finished_at=timezone.now(), checks=[])
+    submission.refresh_from_db()
+    if not cancelled:
+        raise CancelRefused(submission.status)
+    events.cancel_requested(submission.pk)
+    events.submission_changed(submission.pk)
+    submission_promote_next(user_id=user.pk)
+    wake_on_commit(str(submission.pk))  # the learner's next may go now
     return submission

@@ -3,8 +3,11 @@
 This follows healthchecks' `sendalerts` pattern: a worker claims a row with a
 conditional UPDATE, so two workers never grade one submission, and every
 step is safe to repeat after a crash, a lost message or a database restart.
-The Celery tasks call in here; nothing here sends a task (the sweep is handed
-its sender), so this module and grader.tasks do not import each other.
+A partial unique index (one `running` row per learner) makes "one grading
+slot per learner" a database fact: a second claim for the same learner
+fails whatever the workers do. Which row to claim next is grader.dispatch's
+choice; nothing here sends a task (the sweep is handed its sender), so this
+module and grader.tasks do not import each other.
 """
 
 from __future__ import annotations
@@ -12,12 +15,14 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import threading
 import time
 from collections.abc import Callable
 from datetime import timedelta
 
 from django.conf import settings
 from django.db import (
+    IntegrityError,
     InterfaceError,
     OperationalError,
     close_old_connections,
@@ -28,30 +33,29 @@ from django.utils import timezone
 from grading_engine.checks.result import CheckResult
 from grading_engine.grading import Verdict
 
-from grader import failure_review
-from grader.models import Submission
+from grader import budgets, events, failure_review
+from grader.cancellation import running_grades
+from grader.models import Exercise, Submission
 from grader.process_runner import exercise_grade
 from quiz.core.db_text import db_text_clean
 
 log = logging.getLogger(__name__)
 Status = Submission.Status
 
-# A claim runs at most this many times; the next claim after that means the
-# grader itself crashed twice on this row.
+# A claim runs at most this many times; a row abandoned that often means the
+# grader itself crashed on it.
 MAX_GRADING_ATTEMPTS = 2
 CRASHED_TWICE = (
     "the grader crashed twice while grading this submission; this was not your "
     "code's fault. Please submit it again."
 )
-
-
 GRADER_FAILED = (
     "the grader failed before it could judge this submission; this was not your "
     "code's fault, and the team has been told. Please submit it again later."
 )
 
 
-def _worker_id() -> str:
+def worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
@@ -66,7 +70,7 @@ def _owner_is_dead(claimed_by: str) -> bool:
         return True
     except PermissionError:
         return False
-    return int(pid) == os.getpid()  # our own earlier claim was interrupted
+    return False
 
 
 def with_db_retry(fn, *, seconds: float = 60.0):
@@ -88,91 +92,62 @@ def with_db_retry(fn, *, seconds: float = 60.0):
             delay = min(delay * 2, 3.0)
 
 
-def _claim(submission_id: str) -> Submission | None:
-    """Move the row to running for this worker; None when it is not ours to grade."""
-    now = timezone.now()
-    lease = timedelta(seconds=settings.GRADING_LEASE_SECONDS)
-    row = (
-        Submission.objects.filter(pk=submission_id)
-        .values("status", "claimed_by", "started_at", "grading_attempts")
-        .first()
-    )
-    if row is None or row["status"] in Submission.TERMINAL:
-        return None
-    if row["status"] == Status.RUNNING:
-        expired = row["started_at"] is None or row["started_at"] < now - lease
-        if not expired and not _owner_is_dead(row["claimed_by"]):
-            return None  # someone is grading it right now
-        if row["grading_attempts"] >= MAX_GRADING_ATTEMPTS:
-            _finish_crashed(submission_id, row)
-            return None
-    claimed = Submission.objects.filter(
-        pk=submission_id,
-        status=row["status"],
-        grading_attempts=row["grading_attempts"],
-    ).update(
-        status=Status.RUNNING,
-        claimed_by=_worker_id(),
-        started_at=now,
-        grading_attempts=F("grading_attempts") + 1,
-    )
+def claim(submission_id) -> Submission | None:
+    """Move a queued row to running for this worker; None when not ours."""
+    try:
+        with transaction.atomic():
+            claimed = Submission.objects.filter(
+                pk=submission_id, status=Status.QUEUED
+            ).update(
+                status=Status.RUNNING,
+                claimed_by=worker_id(),
+                started_at=timezone.now(),
+                grading_attempts=F("grading_attempts") + 1,
+            )
+    except IntegrityError:
+        return None  # its learner has a grade running already (another worker)
     if not claimed:
-        return None  # another worker won the race
+        return None  # another worker won the race, or it was cancelled
+    events.submission_changed(submission_id)
     return Submission.objects.select_related("exercise").get(pk=submission_id)
 
 
-def _finish_crashed(submission_id: str, row: dict) -> None:
-    Submission.objects.filter(
-        pk=submission_id,
-        status=Status.RUNNING,
-        grading_attempts=row["grading_attempts"],
-    ).update(
-        status=Status.ERROR,
-        score=0.0,
-        checks=[{"name": "grader", "passed": False, "message": CRASHED_TWICE}],
-        finished_at=timezone.now(),
-    )
-
-
-def submission_grade(*, submission_id: str) -> str | None:
-    """Grade one submission if it is ours to grade; return its final status."""
-    submission = with_db_retry(lambda: _claim(submission_id))
+def submission_grade(*, submission_id) -> str | None:
+    """Claim this one submission and grade it; its final status, or None."""
+    submission = with_db_retry(lambda: claim(submission_id))
     if submission is None:
         return None
-    try:
-        verdict = exercise_grade(
-            exercise=submission.exercise, code=submission.code, seed=submission.seed
-        )
-    except Exception:  # noqa: BLE001 - a grader fault must still end the row
-        log.exception("grading submission %s failed inside the grader", submission.pk)
-        verdict = Verdict(
-            "error",
-            0.0,
-            [CheckResult("grader", False, GRADER_FAILED)],
-        )
-    # PostgreSQL refuses NUL in text and jsonb and lone surrogates anywhere:
-    # clean learner-controlled text once, here, or the save fails and the
-    # row is re-graded until it "crashed twice".
-    result = db_text_clean(verdict.to_dict())
-    limit = settings.SUBMISSION_OUTPUT_MAX_CHARS
+    return grade_claimed(submission)
 
-    def save() -> int:
-        return Submission.objects.filter(
-            pk=submission.pk,
-            status=Status.RUNNING,
-            grading_attempts=submission.grading_attempts,
-        ).update(
-            status=verdict.status,
-            score=verdict.score,
-            checks=result["checks"],
-            stdout=result["stdout"][:limit],
-            stderr=result["stderr"][:limit],
-            grade_ms=verdict.duration_ms,
-            finished_at=timezone.now(),
-        )
 
-    saved = with_db_retry(save)
-    if saved and verdict.status == Status.FAILED:
+def grade_claimed(submission: Submission) -> str | None:
+    """Grade a row this worker claimed and save the verdict (if still running)."""
+    budget = with_db_retry(lambda: _budget_for(submission.exercise))
+    Submission.objects.filter(pk=submission.pk, status=Status.RUNNING).update(
+        time_budget_seconds=budget.seconds
+    )
+    with running_grades.watch(submission.pk) as cancel:
+        try:
+            verdict = exercise_grade(
+                exercise=submission.exercise,
+                code=submission.code,
+                seed=submission.seed,
+                budget=budget,
+                cancel=cancel,
+            )
+        except Exception:  # noqa: BLE001 - a grader fault must still end the row
+            log.exception("grading submission %s failed in the grader", submission.pk)
+            verdict = Verdict(
+                "error", 0.0, [CheckResult("grader", False, GRADER_FAILED)]
+            )
+    if verdict.status == Status.CANCELLED:
+        return Status.CANCELLED  # the learner's cancel already ended the row
+    saved = with_db_retry(lambda: _save(submission, verdict))
+    if not saved:
+        return None  # cancelled (or re-queued) while we graded: theirs stands
+    submission_promote_next(user_id=submission.user_id)
+    events.submission_changed(submission.pk)
+    if verdict.status == Status.FAILED:
         # After the verdict is committed; it logs and swallows its own errors.
         transaction.on_commit(
             lambda: failure_review.submission_review_schedule_safely(
@@ -182,25 +157,127 @@ def submission_grade(*, submission_id: str) -> str | None:
     return verdict.status
 
 
-def submissions_sweep(*, resend: Callable[[str], None]) -> int:
-    """Re-send stale queued rows and running rows whose lease ran out.
+def _save(submission: Submission, verdict: Verdict) -> int:
+    # PostgreSQL refuses NUL in text and jsonb and lone surrogates anywhere:
+    # clean learner-controlled text once, here, or the save fails and the
+    # row is re-graded until it "crashed twice".
+    result = db_text_clean(verdict.to_dict())
+    limit = settings.SUBMISSION_OUTPUT_MAX_CHARS
+    return Submission.objects.filter(
+        pk=submission.pk,
+        status=Status.RUNNING,
+        grading_attempts=submission.grading_attempts,
+    ).update(
+        status=verdict.status,
+        score=verdict.score,
+        checks=result["checks"],
+        stdout=result["stdout"][:limit],
+        stderr=result["stderr"][:limit],
+        grade_ms=verdict.duration_ms,
+        finished_at=timezone.now(),
+    )
+
+
+def submission_promote_next(*, user_id: int) -> None:
+    """Put the learner's next queued submission at the back of the queue.
+
+    It waited behind their own; from now it waits behind everyone else's
+    that are ready, so a learner with ten queued takes turns with the others
+    instead of keeping a slot.
+    """
+    next_pk = (
+        Submission.objects.filter(user_id=user_id, status=Status.QUEUED)
+        .order_by("created_at")
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if next_pk is not None:
+        Submission.objects.filter(pk=next_pk, status=Status.QUEUED).update(
+            enqueued_at=timezone.now()
+        )
+
+
+# -- budgets ------------------------------------------------------------------
+
+_measuring: dict[int, threading.Lock] = {}
+_measuring_lock = threading.Lock()
+
+
+def _budget_for(exercise: Exercise) -> budgets.Budget:
+    """The exercise's budget, measuring its reference first if it never was.
+
+    Measured once per exercise (the first grade after it was loaded or its
+    harness, solution or options changed) with this worker's warm runner;
+    the other threads of this process wait for that one measurement.
+    """
+    if not budgets.needs_measuring(exercise) or settings.GRADER_RUNNER != "pool":
+        return budgets.exercise_budget(exercise)
+    with _measuring_lock:
+        lock = _measuring.setdefault(exercise.pk, threading.Lock())
+    with lock:
+        exercise.refresh_from_db()
+        if budgets.needs_measuring(exercise):
+            from grader.process_runner import runner_get
+            from grader.verify import exercise_verify
+
+            exercise_verify(exercise=exercise, runner=runner_get(), repeats=3)
+    return budgets.exercise_budget(exercise)
+
+
+# -- recovery -----------------------------------------------------------------
+
+
+def submissions_requeue_abandoned(*, local_only: bool = False) -> int:
+    """Put running rows whose worker is gone back in the queue.
+
+    A row is abandoned when its lease ran out, or (on this host) when the
+    process that claimed it no longer exists: a worker that was killed or
+    crashed mid-grade. After MAX_GRADING_ATTEMPTS claims it ends as an error
+    instead, since the grader itself keeps failing on it.
+    """
+    lease = timezone.now() - timedelta(seconds=settings.GRADING_LEASE_SECONDS)
+    rows = Submission.objects.filter(status=Status.RUNNING)
+    if local_only:
+        rows = rows.filter(claimed_by__startswith=f"{socket.gethostname()}:")
+    else:
+        rows = rows.filter(Q(started_at__lt=lease) | Q(started_at__isnull=True))
+    moved = 0
+    for row in rows.values("pk", "claimed_by", "grading_attempts", "user_id")[:1000]:
+        if local_only and not _owner_is_dead(row["claimed_by"]):
+            continue
+        mine = Submission.objects.filter(
+            pk=row["pk"],
+            status=Status.RUNNING,
+            grading_attempts=row["grading_attempts"],
+        )
+        if row["grading_attempts"] >= MAX_GRADING_ATTEMPTS:
+            mine.update(
+                status=Status.ERROR,
+                score=0.0,
+                checks=[{"name": "grader", "passed": False, "message": CRASHED_TWICE}],
+                finished_at=timezone.now(),
+            )
+            submission_promote_next(user_id=row["user_id"])
+        else:
+            mine.update(status=Status.QUEUED, claimed_by="", enqueued_at=timezone.now())
+        events.submission_changed(row["pk"])
+        moved += 1
+    if moved:
+        log.warning("re-queued or ended %d abandoned grades", moved)
+    return moved
+
+
+def submissions_sweep(*, wake: Callable[[], None]) -> int:
+    """Re-queue abandoned grades and wake a worker for queued rows left waiting.
 
     Covers lost messages (a Redis restart keeps nothing here) and workers that
-    died mid-grade. Sending twice is harmless: the claim lets one through.
-    `resend(submission_id)` sends the grading task (grader.tasks passes it).
+    died mid-grade. Waking twice is harmless: the claim lets one through.
     """
-    now = timezone.now()
-    stale_queue = now - timedelta(seconds=settings.SWEEP_QUEUED_AFTER_SECONDS)
-    lease = now - timedelta(seconds=settings.GRADING_LEASE_SECONDS)
-    stale = Submission.objects.filter(
-        Q(status=Status.QUEUED, enqueued_at__lt=stale_queue)
-        | Q(status=Status.RUNNING, started_at__lt=lease)
-    )
-    ids = [str(pk) for pk in stale.values_list("pk", flat=True)[:1000]]
-    if not ids:
-        return 0
-    Submission.objects.filter(pk__in=ids, status=Status.QUEUED).update(enqueued_at=now)
-    for submission_id in ids:
-        resend(submission_id)
-    log.info("sweeper re-sent %d submissions", len(ids))
-    return len(ids)
+    moved = submissions_requeue_abandoned()
+    stale = timezone.now() - timedelta(seconds=settings.SWEEP_QUEUED_AFTER_SECONDS)
+    waiting = Submission.objects.filter(
+        status=Status.QUEUED, enqueued_at__lt=stale
+    ).count()
+    if moved or waiting:
+        wake()
+    return moved + waiting

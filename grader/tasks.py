@@ -8,7 +8,7 @@ from celery import shared_task
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
-from grader import submission_grading
+from grader import dispatch, submission_grading
 
 
 @shared_task(name="grader.ping", acks_late=True, soft_time_limit=10, time_limit=15)
@@ -26,18 +26,36 @@ def ping(payload: dict) -> dict:
     max_retries=10,
     ignore_result=True,
 )
-def grade_submission(submission_id: str) -> str | None:
-    """Grade the submission with this id; repeating it is harmless."""
-    return submission_grading.submission_grade(submission_id=submission_id)
+def grade_submission(submission_id: str | None = None) -> int:
+    """Wake a worker thread: it grades what is next in line, not only this id.
+
+    The id says which submission caused the wake-up (for the logs); the
+    order is the queue's (grader.dispatch). Repeating it is harmless.
+    """
+    return dispatch.submission_dispatch(wake=wake)
 
 
 @shared_task(name="grader.sweep", acks_late=True, ignore_result=True)
 def sweep() -> int:
-    """Re-send submissions whose message was lost or whose worker died."""
-    return submission_grading.submissions_sweep(resend=_grade_submission_send)
+    """Re-queue grades whose worker died; wake workers for forgotten rows."""
+    return submission_grading.submissions_sweep(wake=wake)
 
 
-def _grade_submission_send(submission_id: str) -> None:
+def wake(submission_id: str | None = None) -> None:
+    """Send one wake-up to the grading workers.
+
+    Not in eager mode: there the grading loop runs in the caller and goes on
+    by itself; a wake-up would only nest a second loop inside it.
+    """
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        return
     grade_submission.apply_async(
+        args=[submission_id], queue=settings.CELERY_TASK_DEFAULT_QUEUE
+    )
+
+
+def wake_on_commit(submission_id: str | None = None) -> None:
+    """Send one wake-up once the current transaction commits."""
+    grade_submission.apply_async_on_commit(
         args=[submission_id], queue=settings.CELERY_TASK_DEFAULT_QUEUE
     )

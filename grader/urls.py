@@ -11,4 +11,9 @@ urlpatterns = [
         views.submission_detail,
         name="submission",
     ),
+    path(
+        "submissions/<uuid:submission_id>/cancel/",
+        views.submission_cancel,
+        name="submission-cancel",
+    ),
 ]

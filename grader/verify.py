@@ -20,6 +20,7 @@ from django.utils import timezone
 from grading_engine.exercises.base import load_harness
 from grading_engine.grading import grade
 
+from grader import budgets
 from grader.models import Exercise
 from grader.process_runner import runner_get
 from quiz.core.audit import Action, audit_changes, audit_record, audit_snapshot
@@ -53,9 +54,10 @@ class VerifyOutcome:
 
 
 def harness_option_keys(*, harness: str) -> set[str]:
-    """The option keys `harness` accepts (empty when it has no tolerances)."""
+    """The option keys `harness` accepts: its tolerances, and budget and lane."""
     module = load_harness(harness)
-    return {key for key, const in TOLERANCE_KEYS.items() if hasattr(module, const)}
+    tolerances = {k for k, const in TOLERANCE_KEYS.items() if hasattr(module, const)}
+    return tolerances | {budgets.BUDGET_OPTION, budgets.LANE_OPTION}
 
 
 def exercise_options_problems(*, harness: str, options) -> list[str]:
@@ -68,13 +70,15 @@ def exercise_options_problems(*, harness: str, options) -> list[str]:
         allowed = harness_option_keys(harness=harness)
     except LookupError as exc:
         return [str(exc)]
-    problems = []
+    problems = budgets.budget_options_problems(options)
     for key, value in options.items():
         if key not in allowed:
             accepted = ", ".join(sorted(allowed)) or "none"
             problems.append(
                 f"unknown option {key!r} for harness {harness!r} (accepted: {accepted})"
             )
+        elif key in (budgets.BUDGET_OPTION, budgets.LANE_OPTION):
+            continue
         elif (
             isinstance(value, bool)
             or not isinstance(value, int | float)
@@ -119,7 +123,7 @@ def _failure(status: str, name: str, message: str) -> dict:
     }
 
 
-def _grade_solution(exercise: Exercise, runner) -> dict:
+def _grade_solution(exercise: Exercise, runner, repeats: int = 1) -> dict:
     try:
         load_harness(exercise.harness)
     except LookupError as exc:
@@ -133,16 +137,21 @@ def _grade_solution(exercise: Exercise, runner) -> dict:
             runner = runner_get("cold")
         except SandboxUnavailable as exc:
             return _failure("error", "sandbox", f"the grader cannot run here: {exc}")
+    durations = []
     try:
-        verdict = grade(
-            harness=exercise.harness,
-            code=exercise.solution,
-            entry_point=exercise.entry_point,
-            runner=runner,
-            seed=VERIFY_SEED,
-            timeout=settings.GRADER_TIMEOUT_SECONDS,
-            options=exercise.options,
-        )
+        for _ in range(repeats):
+            verdict = grade(
+                harness=exercise.harness,
+                code=exercise.solution,
+                entry_point=exercise.entry_point,
+                runner=runner,
+                seed=VERIFY_SEED,
+                timeout=settings.GRADER_TIMEOUT_SECONDS,
+                options=exercise.options,
+            )
+            durations.append(verdict.duration_ms)
+            if verdict.status != "passed":
+                break
     except Exception as exc:  # noqa: BLE001 - reported to the author, not raised
         return _failure("error", "grader", f"{type(exc).__name__}: {exc}"[:500])
     failed = [
@@ -156,20 +165,22 @@ def _grade_solution(exercise: Exercise, runner) -> dict:
         "checks": len(verdict.checks),
         "failed": failed[:MAX_FAILED_LISTED],
         "failed_count": len(failed),
-        "duration_ms": round(verdict.duration_ms, 1),
+        # The fastest run: what the job costs, not what a busy moment added.
+        "duration_ms": round(min(durations), 1),
     }
 
 
 def exercise_verify(
-    *, exercise: Exercise, runner=None, save: bool = True
+    *, exercise: Exercise, runner=None, save: bool = True, repeats: int = 1
 ) -> VerifyOutcome:
     """Grade the reference solution and record the result on `exercise`.
 
-    Passing sets `verified_at`; failing clears it and unpublishes the
-    exercise. With `save=False` only the instance is changed (the admin saves
-    it with the rest of the form).
+    Passing sets `verified_at` and the measured time budget (the fastest of
+    `repeats` runs); failing clears both and unpublishes the exercise. With
+    `save=False` only the instance is changed (the admin saves it with the
+    rest of the form).
     """
-    result = _grade_solution(exercise, runner)
+    result = _grade_solution(exercise, runner, repeats)
     passed = result["status"] == "passed"
     now = timezone.now()
     exercise.verification = {
@@ -179,11 +190,23 @@ def exercise_verify(
         "checked_at": now.isoformat(),
     }
     exercise.verified_at = now if passed else None
+    exercise.reference_ms = result["duration_ms"] if passed else None
+    exercise.time_budget_seconds = (
+        budgets.budget_from_reference(exercise.reference_ms) if passed else None
+    )
     if not passed:
         exercise.published = False
     if save and exercise.pk is not None:
         with transaction.atomic():
-            exercise.save(update_fields=["verification", "verified_at", "published"])
+            exercise.save(
+                update_fields=[
+                    "verification",
+                    "verified_at",
+                    "published",
+                    "reference_ms",
+                    "time_budget_seconds",
+                ]
+            )
     return VerifyOutcome(passed=passed, verification=exercise.verification)
 
 

@@ -9,8 +9,10 @@ from django.contrib.staticfiles import finders
 from django.core.exceptions import ValidationError
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
 
 from grader import check_feedback, selectors, services
+from grader.budgets import exercise_budget
 from grader.models import Exercise, Submission
 
 EDITOR_JS = "vendor/editor.js"
@@ -77,6 +79,7 @@ def _exercise_context(request, exercise: Exercise, code: str) -> dict:
         "latest_checks": checks,
         "latest_mistakes": check_feedback.mistakes_from(checks),
         "solution": selectors.solution_access(user=request.user, exercise=exercise),
+        "budget": exercise_budget(exercise),
         # Without a built bundle the page keeps the plain textarea.
         "editor_js": finders.find(EDITOR_JS) is not None,
     }
@@ -94,6 +97,7 @@ def submission_detail(request, submission_id):
     checks = check_feedback.checks_for_display(
         checks=submission.checks, fallback_lesson=exercise.lesson
     )
+    budget = submission.time_budget_seconds or exercise_budget(exercise).seconds
     return render(
         request,
         "grader/submission.html",
@@ -104,5 +108,22 @@ def submission_detail(request, submission_id):
             "checks": checks,
             "mistakes": check_feedback.mistakes_from(checks),
             "solution": selectors.solution_access(user=request.user, exercise=exercise),
+            "budget_seconds": budget,
+            "own": submission.user_id == request.user.pk,
         },
     )
+
+
+@login_required
+@require_POST
+def submission_cancel(request, submission_id):
+    """The Cancel button without JavaScript: cancel, then back to the page."""
+    try:
+        services.submission_cancel(user=request.user, submission_id=submission_id)
+    except (Submission.DoesNotExist, ValidationError):
+        raise Http404("No such submission.") from None
+    except services.CancelRefused as exc:
+        messages.info(request, f"Not cancelled: {exc}.")
+    else:
+        messages.success(request, "Cancelled. It does not count as an attempt.")
+    return redirect("submission", submission_id=submission_id)

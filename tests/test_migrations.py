@@ -31,6 +31,11 @@ BEFORE = [
 # app label and model name now, for a model's label before the move
 MOVED = {("grader", "Diagnosis"): ("quiz", "Diagnosis")}
 WHEN = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)
+# Columns added after BEFORE, and what an old row holds in them afterwards.
+ADDED = {
+    ("grader", "Exercise"): {"reference_ms": None, "time_budget_seconds": None},
+    ("grader", "Submission"): {"lane": "light", "time_budget_seconds": None},
+}
 
 
 def _migrate(targets) -> None:
@@ -213,7 +218,11 @@ def test_a_database_from_before_the_layers_keeps_every_row():
 
         for label, pk in pks.items():
             model = current_apps.get_model(*MOVED.get(label, label))
-            assert _stored(model, pk) == before[label], label
+            now = _stored(model, pk)
+            assert {k: now[k] for k in before[label]} == before[label], label
+            assert {k: now[k] for k in now.keys() - before[label].keys()} == ADDED.get(
+                label, {}
+            ), label  # columns added since hold their defaults
             assert model.objects.count() == 1, label
         diagnosis = Diagnosis.objects.get(pk=pks[("grader", "Diagnosis")])
         assert [lesson.slug for lesson in diagnosis.lessons.all()] == ["tying"]

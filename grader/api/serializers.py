@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from django.utils import timezone
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from grader.budgets import exercise_budget, exercise_lane
 from grader.models import Exercise, Submission
 
 
@@ -21,9 +24,31 @@ class ExerciseListSerializer(serializers.ModelSerializer):
         )
 
 
+class TimeBudgetSerializer(serializers.Serializer):
+    seconds = serializers.FloatField(help_text="Wall-clock time one grade may take.")
+    why = serializers.CharField(help_text="Where the figure comes from.")
+
+
 class ExerciseDetailSerializer(ExerciseListSerializer):
+    time_budget = serializers.SerializerMethodField()
+    lane = serializers.SerializerMethodField()
+
     class Meta(ExerciseListSerializer.Meta):
-        fields = [*ExerciseListSerializer.Meta.fields, "prompt", "starter"]
+        fields = [
+            *ExerciseListSerializer.Meta.fields,
+            "prompt",
+            "starter",
+            "time_budget",
+            "lane",
+        ]
+
+    @extend_schema_field(TimeBudgetSerializer)
+    def get_time_budget(self, obj: Exercise) -> dict:
+        budget = exercise_budget(obj)
+        return {"seconds": budget.seconds, "why": budget.why}
+
+    def get_lane(self, obj: Exercise) -> str:
+        return exercise_lane(obj)
 
 
 class StrictCharField(serializers.CharField):
@@ -66,6 +91,15 @@ class SubmissionSerializer(serializers.ModelSerializer):
         "graded); null once grading started. Others' submissions are not counted.",
     )
     timings = serializers.SerializerMethodField()
+    time_budget_seconds = serializers.SerializerMethodField(
+        help_text="The wall-clock budget of its grade (the exercise's, until it "
+        "starts)."
+    )
+    server_time = serializers.SerializerMethodField(
+        help_text="The server's clock now, to count elapsed time against."
+    )
+    cancel_url = serializers.SerializerMethodField()
+    events_url = serializers.SerializerMethodField()
 
     class Meta:
         model = Submission
@@ -82,6 +116,10 @@ class SubmissionSerializer(serializers.ModelSerializer):
             "started_at",
             "finished_at",
             "timings",
+            "time_budget_seconds",
+            "server_time",
+            "cancel_url",
+            "events_url",
         ]
 
     def get_timings(self, obj: Submission) -> dict[str, float | None]:
@@ -92,11 +130,30 @@ class SubmissionSerializer(serializers.ModelSerializer):
                 else None
             )
 
+        now = timezone.now()
         return {
             "queued_ms": ms(obj.created_at, obj.started_at),
             "grade_ms": obj.grade_ms,
             "total_ms": ms(obj.created_at, obj.finished_at),
+            # Waiting (queued) or being graded (running) so far; null after.
+            "elapsed_ms": None
+            if obj.is_terminal
+            else ms(obj.started_at or obj.created_at, now),
         }
+
+    def get_time_budget_seconds(self, obj: Submission) -> float:
+        if obj.time_budget_seconds is not None:
+            return obj.time_budget_seconds
+        return exercise_budget(obj.exercise).seconds
+
+    def get_server_time(self, obj: Submission) -> str:
+        return timezone.now().isoformat()
+
+    def get_cancel_url(self, obj: Submission) -> str:
+        return f"/api/v1/submissions/{obj.pk}/cancel/"
+
+    def get_events_url(self, obj: Submission) -> str:
+        return f"/api/v1/submissions/{obj.pk}/events/"
 
 
 class GradescopeTestSerializer(serializers.Serializer):

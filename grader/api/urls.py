@@ -22,6 +22,16 @@ urlpatterns = [
         name="api-submission",
     ),
     path(
+        "submissions/<uuid:submission_id>/cancel/",
+        views.SubmissionCancelView.as_view(),
+        name="api-submission-cancel",
+    ),
+    path(
+        "submissions/<uuid:submission_id>/events/",
+        views.SubmissionEventsView.as_view(),
+        name="api-submission-events",
+    ),
+    path(
         "submissions/<uuid:submission_id>/gradescope/",
         views.SubmissionGradescopeView.as_view(),
         name="api-submission-gradescope",

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import status
+from rest_framework import renderers, status
 from rest_framework.exceptions import NotFound, Throttled, ValidationError
 from rest_framework.response import Response
 
-from grader import selectors, services
+from grader import live, selectors, services
 from grader.api import serializers as s
 from grader.api.gradescope import submission_gradescope
 from grader.models import Exercise, Submission
@@ -88,14 +90,97 @@ def _submission_or_404(request, submission_id) -> Submission:
         raise NotFound("No such submission.") from None
 
 
+def _submission_data(submission: Submission) -> dict:
+    submission.queue_position = selectors.submission_queue_position(submission)
+    return s.SubmissionSerializer(submission).data
+
+
 class SubmissionDetailView(ApiView):
     @extend_schema(
         responses=s.SubmissionSerializer, summary="A submission's status and results"
     )
     def get(self, request, submission_id):
         submission = _submission_or_404(request, submission_id)
-        submission.queue_position = selectors.submission_queue_position(submission)
-        return Response(s.SubmissionSerializer(submission).data)
+        return Response(_submission_data(submission))
+
+
+class SubmissionCancelView(ApiView):
+    @extend_schema(
+        request=None,
+        responses={
+            200: s.SubmissionSerializer,
+            404: OpenApiResponse(description="Not one of your submissions"),
+            409: OpenApiResponse(description="Its grade already finished"),
+        },
+        summary="Cancel your queued or running submission",
+        description="The submission becomes `cancelled` and its grading slot is "
+        "freed at once; a running grade is stopped. Only the learner who "
+        "submitted it can cancel it.",
+    )
+    def post(self, request, submission_id):
+        try:
+            submission = services.submission_cancel(
+                user=request.user, submission_id=submission_id
+            )
+        except (Submission.DoesNotExist, DjangoValidationError):
+            raise NotFound("No such submission.") from None
+        except services.CancelRefused as exc:
+            return Response(
+                {"detail": f"Not cancelled: {exc}.", "status": exc.status},
+                status=status.HTTP_409_CONFLICT,
+            )
+        return Response(_submission_data(submission))
+
+
+class EventStreamRenderer(renderers.BaseRenderer):
+    """Lets `Accept: text/event-stream` through negotiation; the stream itself
+    is a StreamingHttpResponse, and errors are JSON (handle_exception)."""
+
+    media_type = "text/event-stream"
+    format = "event-stream"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        return b""
+
+
+class SubmissionEventsView(ApiView):
+    renderer_classes = [renderers.JSONRenderer, EventStreamRenderer]
+
+    def handle_exception(self, exc):
+        # A 401/404 is JSON with a `detail`, whatever the client accepts.
+        self.request.accepted_renderer = renderers.JSONRenderer()
+        self.request.accepted_media_type = "application/json"
+        return super().handle_exception(exc)
+
+    @extend_schema(
+        responses={
+            (200, "text/event-stream"): OpenApiTypes.STR,
+            404: OpenApiResponse(description="No such submission"),
+        },
+        summary="A submission's status, pushed as server-sent events",
+        description="`event: status` with the same JSON as "
+        "`GET /api/v1/submissions/{id}/` (plus `terminal`), sent at once, on "
+        "every change and every few seconds; the stream ends at the verdict "
+        f"or after {live.STREAM_SECONDS:g} s (EventSource reconnects).",
+    )
+    def get(self, request, submission_id):
+        first = _submission_or_404(request, submission_id)
+        user = request.user
+
+        def read() -> dict | None:
+            try:
+                submission = selectors.submission_get(user=user, submission_id=first.pk)
+            except Submission.DoesNotExist:
+                return None
+            return {**_submission_data(submission), "terminal": submission.is_terminal}
+
+        response = StreamingHttpResponse(
+            live.submission_stream(submission_id=first.pk, read=read),
+            content_type="text/event-stream",
+        )
+        response["Cache-Control"] = "no-cache"
+        response["X-Accel-Buffering"] = "no"  # a proxy must not hold events back
+        return response
 
 
 class SubmissionGradescopeView(ApiView):

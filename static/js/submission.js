@@ -1,23 +1,53 @@
-// Live grading status: poll the submission's API URL until it is terminal,
-// updating the page in place (no reload). Once graded, the server-rendered
-// results (expected vs got, the diagnosis and the lessons to review) are
-// fetched as HTML and swapped in, so they read exactly as after a reload.
-// Without JS, a <noscript> refresh does the same job more slowly.
+// Live grading status. The server pushes the submission's state as
+// server-sent events (one stream per page, ended by the server at the
+// verdict); where EventSource is missing or keeps failing, the page polls
+// the API every half second instead. The elapsed time ticks locally against
+// the server's clock. Once graded, the server-rendered results (expected vs
+// got, the diagnosis and the lessons to review) are fetched as HTML and
+// swapped in, so they read exactly as after a reload. Without JS, a
+// <noscript> refresh and the plain Cancel form do the same job.
 (function () {
   "use strict";
   const root = document.getElementById("submission");
   if (!root || root.dataset.terminal === "true") return;
-  const TERMINAL = new Set(["passed", "failed", "error"]);
+  const TERMINAL = new Set(["passed", "failed", "error", "cancelled"]);
+  const POLL_MS = 500;
   const el = (id) => document.getElementById(id);
+  const state = {
+    status: root.dataset.status,
+    created: Date.parse(root.dataset.created),
+    started: root.dataset.started ? Date.parse(root.dataset.started) : null,
+    budget: Number(root.dataset.budget),
+    offset: Date.parse(root.dataset.serverTime) - Date.now(), // server - client
+    done: false,
+  };
+
+  function seconds(ms) {
+    return (Math.max(ms, 0) / 1000).toFixed(1) + " s";
+  }
+
+  function tick() {
+    const elapsed = el("elapsed");
+    if (state.done || !elapsed) return;
+    const now = Date.now() + state.offset;
+    elapsed.textContent =
+      state.status === "running" && state.started
+        ? "grading for " + seconds(now - state.started)
+        : "waiting for a grader for " + seconds(now - state.created);
+    if (el("budget")) el("budget").textContent = state.budget + " s";
+  }
 
   function renderStatus(data) {
     const status = el("status");
     status.textContent = data.status;
     status.className = "status-" + data.status;
-    el("queue").textContent =
-      data.queue_position ? "· position " + data.queue_position + " among your queued submissions" : "";
+    el("queue").textContent = data.queue_position
+      ? "· position " + data.queue_position + " among your queued submissions"
+      : "";
     el("score").textContent =
-      data.score === null ? "" : "· score " + Number(data.score).toFixed(2);
+      data.score === null || data.score === undefined
+        ? ""
+        : "· score " + Number(data.score).toFixed(2);
   }
 
   // Fallback when the HTML fetch fails: the same facts from the JSON.
@@ -69,30 +99,108 @@
     } catch (error) {
       renderChecks(data);
     }
-    root.dataset.terminal = "true";
   }
 
-  let delay = 300;
+  async function finish(data) {
+    state.done = true;
+    const form = el("cancel-form");
+    const hadFocus = form && form.contains(document.activeElement);
+    if (form) form.remove();
+    if (el("timing")) el("timing").textContent = "";
+    await swapResults(data);
+    renderStatus(data); // last: tests and screen readers see a complete page
+    root.dataset.terminal = "true";
+    root.dataset.verdictShownAt = String(Date.now());
+    if (hadFocus) el("status-line").focus({ preventScroll: true });
+  }
+
+  function handle(data) {
+    if (state.done) return;
+    if (data.server_time) state.offset = Date.parse(data.server_time) - Date.now();
+    if (data.started_at) state.started = Date.parse(data.started_at);
+    if (data.time_budget_seconds) state.budget = data.time_budget_seconds;
+    state.status = data.status;
+    if (TERMINAL.has(data.status)) {
+      finish(data);
+      return;
+    }
+    renderStatus(data);
+    tick();
+  }
+
   async function poll() {
+    if (state.done) return;
     try {
       const response = await fetch(root.dataset.url, {
         headers: { Accept: "application/json" },
         credentials: "same-origin",
       });
-      if (response.ok) {
-        const data = await response.json();
-        if (TERMINAL.has(data.status)) {
-          await swapResults(data);
-          renderStatus(data); // last: tests and screen readers see a complete page
-          return;
-        }
-        renderStatus(data);
-      }
+      if (response.ok) handle(await response.json());
     } catch (error) {
-      // A network blip: keep polling, a little more slowly.
+      // A network blip: keep polling.
     }
-    delay = Math.min(delay * 1.3, 2000);
-    setTimeout(poll, delay);
+    if (!state.done) setTimeout(poll, POLL_MS);
   }
-  setTimeout(poll, delay);
+
+  function listen() {
+    if (!window.EventSource) {
+      poll();
+      return;
+    }
+    const stream = new EventSource(root.dataset.events);
+    let failures = 0;
+    stream.addEventListener("status", (event) => {
+      failures = 0;
+      const data = JSON.parse(event.data);
+      handle(data);
+      if (TERMINAL.has(data.status)) stream.close();
+    });
+    stream.addEventListener("error", () => {
+      // The server ends each stream after a while and the browser reconnects;
+      // a stream that keeps failing (or was refused) gives way to polling.
+      failures += 1;
+      if (stream.readyState === EventSource.CLOSED || failures > 3) {
+        stream.close();
+        if (!state.done) poll();
+      }
+    });
+  }
+
+  function csrfToken(form) {
+    const field = form.querySelector("input[name=csrfmiddlewaretoken]");
+    return field ? field.value : "";
+  }
+
+  const cancelForm = el("cancel-form");
+  if (cancelForm) {
+    cancelForm.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const button = el("cancel");
+      const message = el("cancel-message");
+      button.setAttribute("aria-busy", "true");
+      message.textContent = "Cancelling…";
+      try {
+        const response = await fetch(root.dataset.cancel, {
+          method: "POST",
+          headers: { Accept: "application/json", "X-CSRFToken": csrfToken(cancelForm) },
+          credentials: "same-origin",
+        });
+        const body = await response.json().catch(() => ({}));
+        if (response.ok) {
+          message.textContent = "Cancelled. It does not count as an attempt.";
+          handle(body);
+        } else {
+          message.textContent = body.detail || "Could not cancel (" + response.status + ").";
+        }
+      } catch (error) {
+        message.textContent = "Could not reach the server; try again.";
+      } finally {
+        button.removeAttribute("aria-busy");
+      }
+    });
+  }
+
+  setInterval(tick, 100);
+  tick();
+  listen();
 })();

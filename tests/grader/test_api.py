@@ -93,7 +93,8 @@ def test_a_queued_submission_shows_its_queue_position(api, exercise):
     detail = api.get(second["url"]).json()
     assert detail["queue_position"] == 2
     assert detail["status"] == "queued" and detail["checks"] == []
-    assert set(detail["timings"]) == {"queued_ms", "grade_ms", "total_ms"}
+    assert set(detail["timings"]) == {"queued_ms", "grade_ms", "total_ms", "elapsed_ms"}
+    assert detail["timings"]["elapsed_ms"] >= 0  # waiting so far, ticking
 
 
 def test_the_queue_position_counts_only_the_learners_own_submissions(

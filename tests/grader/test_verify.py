@@ -97,8 +97,9 @@ def test_a_stored_verification_goes_stale_when_the_solution_changes():
 
 
 def test_options_are_limited_to_the_tolerances_a_harness_has():
-    assert harness_option_keys(harness="lm-head-logits") == {"rtol", "atol"}
-    assert harness_option_keys(harness="kv-cache-bytes") == set()
+    budget = {"time_budget_seconds", "lane"}  # every harness takes these
+    assert harness_option_keys(harness="lm-head-logits") == {"rtol", "atol", *budget}
+    assert harness_option_keys(harness="kv-cache-bytes") == budget
     assert exercise_options_problems(harness="lm-head-logits", options={}) == []
     assert (
         exercise_options_problems(harness="lm-head-logits", options={"rtol": 1e-3})
@@ -106,7 +107,10 @@ def test_options_are_limited_to_the_tolerances_a_harness_has():
     )
     assert exercise_options_problems(
         harness="kv-cache-bytes", options={"rtol": 1e-3}
-    ) == ["unknown option 'rtol' for harness 'kv-cache-bytes' (accepted: none)"]
+    ) == [
+        "unknown option 'rtol' for harness 'kv-cache-bytes' "
+        "(accepted: lane, time_budget_seconds)"
+    ]
     assert exercise_options_problems(
         harness="lm-head-logits", options={"atol": "small"}
     ) == ["option 'atol' must be a number from 0 to 1"]

@@ -234,8 +234,9 @@ class Stack:
         return json.loads(self.python(script, SUBMIT_ARGS=json.dumps(args)))
 
     def start_worker(
-        self, *, concurrency: int = 1, beat: bool = False
+        self, *, slots: int = 1, beat: bool = False, **env: str
     ) -> subprocess.Popen:
+        """One grading process with `slots` sandbox slots (one thread each)."""
         argv = [
             PYTHON,
             "-m",
@@ -244,8 +245,6 @@ class Stack:
             "config",
             "worker",
             "--loglevel=INFO",
-            f"--concurrency={concurrency}",
-            "--pool=prefork",
             "--hostname",
             f"{self.queue}-{len(self.workers)}@%h",
         ]
@@ -255,7 +254,7 @@ class Stack:
         proc = subprocess.Popen(
             argv,
             cwd=PROJECT_ROOT,
-            env=self.env,
+            env={**self.env, "GRADER_POOL_SIZE": str(slots), **env},
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,

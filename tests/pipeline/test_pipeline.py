@@ -30,7 +30,8 @@ SLOW_RIGHT = (
     "    if not _calls:\n        _calls.append(1)\n        time.sleep(4)\n"
     "    return 12 * n_embd**2 + 13 * n_embd\n"
 )
-TERMINAL = {"passed", "failed", "error"}
+TERMINAL = {"passed", "failed", "error", "cancelled"}
+SLOW_BUDGET = {"time_budget_seconds": 15}
 
 
 def db_url_of_this_test() -> str:
@@ -41,7 +42,10 @@ def db_url_of_this_test() -> str:
 @pytest.fixture
 def exercises(transactional_db):
     content_load(root=PROJECT_ROOT / "content")
-    return Exercise.objects.get(slug="block-param-count")
+    exercise = Exercise.objects.get(slug="block-param-count")
+    exercise.options = SLOW_BUDGET  # SLOW_RIGHT must fit in its budget
+    exercise.save()
+    return exercise
 
 
 @pytest.fixture
@@ -128,10 +132,20 @@ def _submit(exercise, user, code) -> str:
     return str(submission_create(user=user, exercise=exercise, code=code).pk)
 
 
+def _kill_worker(stack: Stack, pid: int) -> None:
+    """SIGKILL a whole grading process (its sandbox dies with it)."""
+    os.killpg(pid, signal.SIGKILL)
+    for proc in stack.workers:
+        if proc.pid == pid:
+            proc.wait(timeout=30)
+
+
 def test_a_worker_killed_mid_grade_regrades_once(stack, exercises, make_user):
     stack.start_worker()
     pk = _submit(exercises, make_user("bob"), SLOW_RIGHT)
-    os.kill(_running_pid(pk), signal.SIGKILL)
+    _kill_worker(stack, _running_pid(pk))
+    assert status_of(pk) == "running"  # abandoned, until a worker takes it back
+    stack.start_worker()  # as a supervisor restarts it: it re-queues the row
     wait_terminal([pk])
     row = Submission.objects.get(pk=pk)
     assert row.status == "passed" and row.grading_attempts == 2
@@ -143,7 +157,8 @@ def test_a_second_crash_ends_in_error_that_is_not_the_learners_fault(
     stack.start_worker()
     pk = _submit(exercises, make_user("carol"), SLOW_RIGHT)
     first = _running_pid(pk)
-    os.kill(first, signal.SIGKILL)
+    _kill_worker(stack, first)
+    stack.start_worker()
     wait_for(
         lambda: Submission.objects.filter(pk=pk, grading_attempts=2, status="running")
         .exclude(claimed_by__endswith=f":{first}")
@@ -151,7 +166,8 @@ def test_a_second_crash_ends_in_error_that_is_not_the_learners_fault(
         timeout=120,
         what="the second attempt",
     )
-    os.kill(_running_pid(pk), signal.SIGKILL)
+    _kill_worker(stack, _running_pid(pk))
+    stack.start_worker()
     wait_terminal([pk])
     row = Submission.objects.get(pk=pk)
     assert row.status == "error"
@@ -178,7 +194,7 @@ def test_many_submissions_from_many_users_are_all_graded_once(
 ):
     settings.SUBMISSION_MAX_OUTSTANDING = 10  # each learner queues ten at once
     users = [make_user(f"user{i}") for i in range(20)]
-    stack.start_worker(concurrency=2)
+    stack.start_worker(slots=2)
     apis = [Api(live_server.url, u.username, "pw-Secret-123") for u in users]
     created: list[str] = []
     latencies: list[float] = []
@@ -233,6 +249,10 @@ def test_a_postgresql_restart_during_grading_loses_nothing(
     stack = Stack(database_url=private_postgres.url, redis_url=private_redis.url)
     stack.manage("migrate", "--no-input")
     stack.manage("load_content")
+    stack.python(
+        "from grader.models import Exercise\n"
+        f"Exercise.objects.filter(slug='block-param-count').update(options={SLOW_BUDGET})"
+    )
     codes = [SLOW_RIGHT, SLOW_RIGHT, RIGHT, WRONG]
     pks = stack.submit("erin", codes, create_user=True)
 

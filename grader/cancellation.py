@@ -1,0 +1,101 @@
+"""Stopping the grades that were cancelled, in whichever worker runs them.
+
+A learner's cancel (grader.services.submission_cancel) is one conditional
+UPDATE: the row becomes `cancelled`, so a late verdict cannot overwrite it
+and the learner's grading slot is free at once. The grade itself is stopped
+here: each worker process keeps a cancel token per running grade, hears
+cancels on Redis (grader.events) the moment they happen, and checks the
+database every second for any it missed (Redis down, a message lost), so a
+cancelled or re-queued row never keeps a slot.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from contextlib import contextmanager
+
+import redis
+from django.db import DatabaseError, connection
+from grading_engine.runner import CancelToken
+
+from grader import events
+from grader.models import Submission
+
+log = logging.getLogger(__name__)
+CHECK_EVERY_SECONDS = 1.0
+
+
+class RunningGrades:
+    """The cancel tokens of this process's running grades, and their watcher."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._tokens: dict[str, CancelToken] = {}
+        self._watcher: threading.Thread | None = None
+
+    @contextmanager
+    def watch(self, submission_id):
+        """A token that is set if this submission is cancelled while it runs."""
+        key = str(submission_id)
+        token = CancelToken()
+        with self._lock:
+            self._tokens[key] = token
+            if self._watcher is None:
+                self._watcher = threading.Thread(
+                    target=self._watch_forever, name="cancel-watcher", daemon=True
+                )
+                self._watcher.start()
+        try:
+            # A cancel may have landed between the claim and now.
+            if not Submission.objects.filter(pk=key, status="running").exists():
+                token.set()
+            yield token
+        finally:
+            with self._lock:
+                self._tokens.pop(key, None)
+            token.close()
+
+    def cancel(self, submission_id) -> bool:
+        with self._lock:
+            token = self._tokens.get(str(submission_id))
+            if token is not None:
+                token.set()
+        return token is not None
+
+    def running(self) -> list[str]:
+        with self._lock:
+            return list(self._tokens)
+
+    def _watch_forever(self) -> None:
+        pubsub = None
+        checked = 0.0
+        while True:
+            try:
+                if pubsub is None:
+                    pubsub = events.subscriber(events.cancel_channel())
+                message = pubsub.get_message(timeout=CHECK_EVERY_SECONDS)
+                if message and message.get("type") == "message":
+                    self.cancel(message["data"].decode())
+            except (redis.RedisError, OSError):
+                pubsub = None
+                time.sleep(CHECK_EVERY_SECONDS)
+            if time.monotonic() - checked >= CHECK_EVERY_SECONDS:
+                checked = time.monotonic()
+                self._check_database()
+
+    def _check_database(self) -> None:
+        ids = self.running()
+        if not ids:
+            return
+        try:
+            gone = Submission.objects.filter(pk__in=ids).exclude(status="running")
+            for pk in gone.values_list("pk", flat=True):
+                self.cancel(pk)
+        except DatabaseError as exc:
+            log.warning("cancel watcher cannot read the database: %s", exc)
+            connection.close()
+
+
+running_grades = RunningGrades()

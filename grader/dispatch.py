@@ -1,0 +1,77 @@
+"""Which submission a free grading slot takes next: fair, lane-aware, FIFO.
+
+The database is the queue. A learner's submissions wait behind their own
+(only their oldest queued one, the head of their line, can be claimed, and
+only while none of theirs is running); heads are taken in the order they
+became ready (`enqueued_at`, reset when the learner's previous grade ends),
+so learners take turns; and a worker takes a heavy exercise only while it
+has a heavy slot free (grader.lanes). Celery messages only wake a worker
+thread: whichever message it got, it claims by this order and keeps
+claiming until nothing fits a free slot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.db.models import Exists, OuterRef, QuerySet
+
+from grader import submission_grading
+from grader.lanes import Lanes, lanes_get
+from grader.models import Submission
+
+Status = Submission.Status
+CANDIDATES = 8  # heads read per claim: losing a race moves on to the next
+
+
+def claimable(*, lanes: list[str]) -> QuerySet[Submission]:
+    """Queued heads of learners with nothing running, in `lanes`, oldest first."""
+    same_learner = Submission.objects.filter(user_id=OuterRef("user_id"))
+    earlier = same_learner.filter(
+        status=Status.QUEUED, created_at__lt=OuterRef("created_at")
+    )
+    running = same_learner.filter(status=Status.RUNNING)
+    return (
+        Submission.objects.filter(status=Status.QUEUED, lane__in=lanes)
+        .exclude(Exists(earlier))
+        .exclude(Exists(running))
+        .order_by("enqueued_at", "created_at")
+    )
+
+
+def _claim_next(lanes: Lanes) -> tuple[Submission, bool] | None:
+    """Claim the first head that fits a free slot; (row, more waiting)."""
+    open_lanes = lanes.open_lanes()
+    if not open_lanes:
+        return None
+    heads = list(claimable(lanes=open_lanes).values_list("pk", "lane")[:CANDIDATES])
+    for index, (pk, lane) in enumerate(heads):
+        if not lanes.take(lane):
+            continue
+        submission = submission_grading.claim(pk)
+        if submission is not None:
+            return submission, index + 1 < len(heads)
+        lanes.give_back(lane)
+    return None
+
+
+def submission_dispatch(*, wake: Callable[[], None]) -> int:
+    """Claim and grade submissions while this process has a slot for one.
+
+    Returns how many it graded. `wake()` sends one more wake-up message when
+    more work is waiting, so another thread or worker host joins in.
+    """
+    lanes = lanes_get()
+    graded = 0
+    while True:
+        claimed = submission_grading.with_db_retry(lambda: _claim_next(lanes))
+        if claimed is None:
+            return graded
+        submission, more = claimed
+        if more:
+            wake()
+        try:
+            submission_grading.grade_claimed(submission)
+        finally:
+            lanes.give_back(submission.lane)
+        graded += 1

@@ -1,0 +1,136 @@
+"""Time budgets: measured at verification, stored, overridable, shown, enforced."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+from grading_engine.grading import grade
+from grading_engine.harness.subprocess_runner import SubprocessRunner
+from rest_framework.test import APIClient
+
+from grader import budgets
+from grader.exercise_content import exercise_forget_stale_budget
+from grader.models import Exercise
+from grader.verify import exercise_options_problems, exercise_verify
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_budget_is_ten_times_the_reference_at_least_two_seconds(settings):
+    settings.GRADER_TIMEOUT_SECONDS = 60
+    assert budgets.budget_from_reference(40.0) == 2.0  # the floor
+    assert budgets.budget_from_reference(125.0) == 2.0
+    assert budgets.budget_from_reference(301.0) == 3.1  # rounded up to 0.1 s
+    assert budgets.budget_from_reference(9_000.0) == 60.0  # the cap
+    settings.GRADER_TIMEOUT_SECONDS = 20
+    assert budgets.budget_from_reference(9_000.0) == 20.0
+
+
+def test_an_exercise_uses_its_measured_budget_its_option_or_the_cap(
+    block_exercise, settings
+):
+    settings.GRADER_TIMEOUT_SECONDS = 60
+    unmeasured = budgets.exercise_budget(block_exercise)
+    assert unmeasured.seconds == 60.0 and "not measured yet" in unmeasured.why
+    assert budgets.needs_measuring(block_exercise)
+    block_exercise.reference_ms, block_exercise.time_budget_seconds = 123.0, 2.0
+    measured = budgets.exercise_budget(block_exercise)
+    assert measured.seconds == 2.0 and measured.label == "2 s"
+    assert measured.why == "10× the reference solution's 0.12 s, at least 2 s"
+    block_exercise.options = {"time_budget_seconds": 7.5}
+    assert budgets.exercise_budget(block_exercise).seconds == 7.5
+    assert budgets.exercise_budget(block_exercise).why == "set for this exercise"
+
+
+def test_heavy_exercises_are_those_with_long_budgets_or_marked_so(block_exercise):
+    assert budgets.exercise_lane(block_exercise) == "light"  # unmeasured
+    block_exercise.time_budget_seconds = 3.0
+    assert budgets.exercise_lane(block_exercise) == "light"
+    block_exercise.time_budget_seconds = 3.1
+    assert budgets.exercise_lane(block_exercise) == "heavy"
+    block_exercise.options = {"lane": "light"}
+    assert budgets.exercise_lane(block_exercise) == "light"
+
+
+@pytest.mark.parametrize(
+    ("options", "problem"),
+    [
+        ({"time_budget_seconds": 0.1}, "from 0.5 to 60"),
+        ({"time_budget_seconds": 61}, "from 0.5 to 60"),
+        ({"time_budget_seconds": "5"}, "must be a number of seconds"),
+        ({"time_budget_seconds": True}, "must be a number of seconds"),
+        ({"lane": "fast"}, 'must be "light" or "heavy"'),
+    ],
+)
+def test_bad_budget_options_are_refused_with_a_reason(options, problem, settings):
+    settings.GRADER_TIMEOUT_SECONDS = 60
+    problems = exercise_options_problems(harness="kv-cache-bytes", options=options)
+    assert len(problems) == 1 and problem in problems[0]
+    fine = {"time_budget_seconds": 5, "lane": "heavy"}
+    assert exercise_options_problems(harness="kv-cache-bytes", options=fine) == []
+
+
+def test_the_content_files_give_the_full_forward_exercises_the_heavy_lane():
+    import yaml
+
+    from tests.conftest import PROJECT_ROOT
+
+    for slug in ("gpt2-forward", "causal-self-attention"):
+        path = PROJECT_ROOT / "content" / "exercises" / f"{slug}.yaml"
+        spec = yaml.safe_load(path.read_text())
+        assert spec["options"]["lane"] == "heavy", slug
+
+
+@pytest.mark.slow
+def test_verification_measures_the_reference_and_stores_the_budget(block_exercise):
+    outcome = exercise_verify(exercise=block_exercise, runner=SubprocessRunner())
+    assert outcome.passed, outcome.verification
+    block_exercise.refresh_from_db()
+    assert 0 < block_exercise.reference_ms == outcome.verification["duration_ms"]
+    assert block_exercise.time_budget_seconds == budgets.budget_from_reference(
+        block_exercise.reference_ms
+    )
+    # what was measured for this version is forgotten once the solution changes
+    exercise_forget_stale_budget(slug=block_exercise.slug)
+    assert Exercise.objects.get().time_budget_seconds is not None
+    Exercise.objects.update(solution=block_exercise.solution + "\n# edited\n")
+    exercise_forget_stale_budget(slug=block_exercise.slug)
+    stale = Exercise.objects.get()
+    assert stale.time_budget_seconds is None and stale.reference_ms is None
+
+
+@pytest.mark.slow
+def test_a_loop_is_stopped_at_the_budget_and_the_message_names_it():
+    verdict = grade(
+        harness="block-param-count",
+        code="def block_param_count(n_embd):\n    while True:\n        pass\n",
+        entry_point="block_param_count",
+        runner=SubprocessRunner(),
+        timeout=1.5,
+        budget="10× the reference solution's 0.03 s, at least 2 s",
+    )
+    assert verdict.status == "error"
+    [check] = verdict.checks
+    assert check.name == "time limit"
+    assert check.message.startswith(
+        "took longer than 1.5 s, this exercise's time budget (10× the reference "
+        "solution's 0.03 s, at least 2 s), and was stopped"
+    )
+
+
+def test_the_exercise_page_and_the_api_show_the_budget(client, learner, block_exercise):
+    Exercise.objects.filter(pk=block_exercise.pk).update(
+        reference_ms=61.0, time_budget_seconds=2.0
+    )
+    client.force_login(learner)
+    page = client.get(reverse("exercise", args=[block_exercise.slug])).content.decode()
+    assert "Time budget: <strong>2 s</strong> per grade" in page
+    assert "10× the reference solution&#x27;s 0.06 s, at least 2 s" in page
+    api = APIClient()
+    api.force_authenticate(learner)
+    detail = api.get(reverse("api-exercise", args=[block_exercise.slug])).json()
+    assert detail["time_budget"] == {
+        "seconds": 2.0,
+        "why": "10× the reference solution's 0.06 s, at least 2 s",
+    }
+    assert detail["lane"] == "light"

@@ -1,0 +1,156 @@
+"""The queue's order: one slot per learner, turns between learners, lanes.
+
+These claim rows the way a worker thread does (grader.dispatch) without
+grading them, against the real PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from datetime import timedelta
+
+import pytest
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from grader import dispatch, submission_grading
+from grader.lanes import HEAVY, LIGHT, Lanes
+from grader.models import Submission
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def queue(block_exercise):
+    """queue(user, lane="light") adds a queued submission, each a moment later."""
+    clock = {"t": timezone.now() - timedelta(minutes=5)}
+
+    def add(user, lane=LIGHT) -> Submission:
+        clock["t"] += timedelta(seconds=1)
+        row = Submission.objects.create(
+            user=user, exercise=block_exercise, code="x", seed=1, lane=lane,
+            enqueued_at=clock["t"],
+        )  # fmt: skip
+        Submission.objects.filter(pk=row.pk).update(created_at=clock["t"])
+        return row
+
+    return add
+
+
+def claim(lanes: Lanes) -> Submission | None:
+    claimed = dispatch._claim_next(lanes)
+    return None if claimed is None else claimed[0]
+
+
+def finish(row: Submission) -> None:
+    """What a worker does after a verdict: end the row, promote the next."""
+    Submission.objects.filter(pk=row.pk).update(status="passed")
+    submission_grading.submission_promote_next(user_id=row.user_id)
+
+
+def test_a_learner_never_holds_two_slots_and_waits_behind_their_own(queue, make_user):
+    ann = make_user("ann")
+    first, second = queue(ann), queue(ann)
+    lanes = Lanes(slots=4, heavy=2)
+    assert claim(lanes).pk == first.pk
+    assert claim(lanes) is None  # slots are free, but the next is ann's own
+    finish(first)
+    assert claim(lanes).pk == second.pk
+
+
+def test_learners_take_turns_instead_of_one_draining_their_line(queue, make_user):
+    ann, ben = make_user("ann"), make_user("ben")
+    a1, a2, a3 = queue(ann), queue(ann), queue(ann)
+    b1 = queue(ben)  # submitted after all of ann's
+    lanes = Lanes(slots=1, heavy=1)
+    order = []
+    while (row := claim(lanes)) is not None:
+        order.append(row.pk)
+        lanes.give_back(row.lane)
+        finish(row)
+    # ann's second waits behind ben's first, which was ready before it was
+    assert order == [a1.pk, b1.pk, a2.pk, a3.pk]
+
+
+def test_heavy_exercises_cannot_take_the_last_light_slot(queue, make_user):
+    users = [make_user(name) for name in ("hal", "hugo", "lin")]
+    h1, h2 = queue(users[0], HEAVY), queue(users[1], HEAVY)
+    light = queue(users[2], LIGHT)  # the newest of the three
+    lanes = Lanes(slots=2, heavy=1)
+    assert claim(lanes).pk == h1.pk
+    assert claim(lanes).pk == light.pk  # h2 is older, but heavy is full
+    assert claim(lanes) is None  # both slots busy
+    assert lanes.running() == {LIGHT: 1, HEAVY: 1}
+    lanes.give_back(HEAVY)
+    assert claim(lanes).pk == h2.pk
+
+
+def test_the_database_refuses_a_second_running_row_for_one_learner(queue, make_user):
+    ann = make_user("ann")
+    first, second = queue(ann), queue(ann)
+    Submission.objects.filter(pk=first.pk).update(status="running")
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Submission.objects.filter(pk=second.pk).update(status="running")
+    # and a claim of it by id (a stray message) is simply refused
+    assert submission_grading.claim(second.pk) is None
+    assert Submission.objects.get(pk=second.pk).status == "queued"
+
+
+def test_a_claimed_row_names_its_worker_and_counts_the_attempt(queue, make_user):
+    row = queue(make_user("ann"))
+    claimed = submission_grading.claim(row.pk)
+    assert claimed.status == "running" and claimed.grading_attempts == 1
+    assert claimed.claimed_by == f"{socket.gethostname()}:{os.getpid()}"
+    assert submission_grading.claim(row.pk) is None  # never twice
+
+
+def dead_pid() -> int:
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    return pid
+
+
+def test_a_row_left_running_by_a_dead_worker_goes_back_in_line(queue, make_user):
+    row = queue(make_user("ann"))
+    Submission.objects.filter(pk=row.pk).update(
+        status="running",
+        grading_attempts=1,
+        claimed_by=f"{socket.gethostname()}:{dead_pid()}",
+        started_at=timezone.now(),
+    )
+    assert submission_grading.submissions_requeue_abandoned(local_only=True) == 1
+    row.refresh_from_db()
+    assert row.status == "queued" and row.claimed_by == ""
+    assert claim(Lanes(slots=1, heavy=1)).grading_attempts == 2
+
+
+def test_a_row_abandoned_twice_ends_as_the_graders_fault(queue, make_user):
+    ann = make_user("ann")
+    row, after = queue(ann), queue(ann)
+    Submission.objects.filter(pk=row.pk).update(
+        status="running",
+        grading_attempts=submission_grading.MAX_GRADING_ATTEMPTS,
+        claimed_by="elsewhere:1",
+        started_at=timezone.now() - timedelta(hours=1),  # lease long expired
+    )
+    assert submission_grading.submissions_requeue_abandoned() == 1
+    row.refresh_from_db()
+    assert row.status == "error"
+    assert "this was not your code's fault" in row.checks[0]["message"]
+    assert claim(Lanes(slots=1, heavy=1)).pk == after.pk
+
+
+def test_a_live_workers_row_is_left_alone(queue, make_user):
+    row = queue(make_user("ann"))
+    Submission.objects.filter(pk=row.pk).update(
+        status="running",
+        grading_attempts=1,
+        claimed_by=f"{socket.gethostname()}:{os.getpid()}",
+        started_at=timezone.now(),
+    )
+    assert submission_grading.submissions_requeue_abandoned(local_only=True) == 0
+    assert submission_grading.submissions_requeue_abandoned() == 0
+    assert Submission.objects.get(pk=row.pk).status == "running"
