@@ -14,12 +14,13 @@ app.autodiscover_tasks()
 
 @worker_ready.connect
 def _start_grading(**kwargs) -> None:
-    """Warm the sandbox pool, and take back what a dead predecessor left.
+    """Warm the sandbox pool, take back what a dead predecessor left, measure.
 
     In a thread: warming (torch, GPT-2 small) takes seconds and the first
     grade waits for it on the runner lock anyway. Rows a killed worker of
     this host left `running` go back to the queue (or end as an error after
-    a second crash), then one wake-up starts the queue moving.
+    a second crash), one wake-up starts the queue moving, and exercises
+    without a measured time budget are measured (grader.budgets).
     """
     from django.conf import settings
 
@@ -37,5 +38,9 @@ def _start_grading(**kwargs) -> None:
             lambda: submission_grading.submissions_requeue_abandoned(local_only=True)
         )
         tasks.wake()
+        if settings.GRADER_RUNNER == "pool":
+            submission_grading.with_db_retry(
+                submission_grading.exercises_measure_unmeasured
+            )
 
     threading.Thread(target=start, name="start-grading", daemon=True).start()

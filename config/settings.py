@@ -75,10 +75,18 @@ DATABASE_URL = envstr("DATABASE_URL")
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
 else:
+    # `make run`'s database: the web server and the grading threads write at
+    # once, so WAL (readers never block the writer), writes that take their
+    # lock up front, and a generous wait instead of "database is locked".
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": BASE_DIR / "db.sqlite3",
+            "OPTIONS": {
+                "timeout": 20,
+                "transaction_mode": "IMMEDIATE",
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            },
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -214,14 +222,16 @@ GRADER_ALLOW_UNSAFE_SANDBOX = envbool("GRADER_ALLOW_UNSAFE_SANDBOX", False)
 GRADER_RUNNER = envstr("GRADER_RUNNER", "pool")
 if GRADER_RUNNER not in ("pool", "cold"):
     raise ImproperlyConfigured(f"GRADER_RUNNER={GRADER_RUNNER!r}: use pool or cold")
-# Concurrent grades per worker process: its sandbox slots, and its threads.
+# Concurrent grades per worker process (grader.lanes): GRADER_POOL_SIZE at
+# once, of which at most GRADER_HEAVY_SLOTS heavy; up to GRADER_BURST_SLOTS
+# more while slots hold grades that run long (likely loops, demoted to the
+# lowest CPU priority). Each is a sandbox slot and a worker thread.
 GRADER_POOL_SIZE = envint("GRADER_POOL_SIZE", 2, minimum=1)
-CELERY_WORKER_CONCURRENCY = GRADER_POOL_SIZE
-# Slots of a worker that heavy exercises may hold at once; the others stay
-# free for light ones (grader.lanes).
 GRADER_HEAVY_SLOTS = envint(
     "GRADER_HEAVY_SLOTS", max(1, GRADER_POOL_SIZE // 2), minimum=1
 )
+GRADER_BURST_SLOTS = envint("GRADER_BURST_SLOTS", GRADER_POOL_SIZE, minimum=0)
+CELERY_WORKER_CONCURRENCY = GRADER_POOL_SIZE + GRADER_BURST_SLOTS
 # The cap of every exercise's time budget (grader.budgets), and of one grade.
 GRADER_TIMEOUT_SECONDS = envint("GRADER_TIMEOUT_SECONDS", 60, minimum=1)
 # A running row whose worker has been silent this long is graded again.

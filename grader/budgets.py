@@ -9,7 +9,10 @@ second. So verification measures the reference solution in the sandbox
     GRADER_TIMEOUT_SECONDS, rounded up to 0.1 s.
 
 Ten times the reference leaves room for a correct but plainer solution and
-a busy machine; the 2 s floor covers start-up jitter. An exercise's options
+a busy machine; the 1.5 s floor covers start-up jitter. (Twenty times and
+2 s, the first idea, gave tie-weights 2.2 s: four learners' loops ahead of a
+right answer then hold both slots of a 2-core worker for 4.4 s before it can
+start.) An exercise's options
 may set `time_budget_seconds` (and `lane`) instead. The lane keeps
 expensive exercises from occupying every slot: an exercise is "heavy" when
 its budget is above LIGHT_LANE_MAX_SECONDS, or when its options say so.
@@ -24,9 +27,9 @@ from django.conf import settings
 
 from grader.models import Exercise
 
-BUDGET_FLOOR_SECONDS = 2.0
+BUDGET_FLOOR_SECONDS = 1.5
 BUDGET_FACTOR = 10
-LIGHT_LANE_MAX_SECONDS = 3.0
+LIGHT_LANE_MAX_SECONDS = 4.0
 LIGHT, HEAVY = Exercise.Lane.LIGHT, Exercise.Lane.HEAVY
 # Option keys every harness accepts (next to its own tolerance keys).
 BUDGET_OPTION = "time_budget_seconds"
@@ -64,6 +67,20 @@ def exercise_budget(exercise: Exercise) -> Budget:
             f"{BUDGET_FLOOR_SECONDS:g} s",
         )
     return Budget(cap, "the course-wide limit: this exercise is not measured yet")
+
+
+SLOW_AFTER_SECONDS = 0.5
+SLOW_AFTER_FACTOR = 4
+
+
+def slow_after(exercise: Exercise) -> float:
+    """When a grade of `exercise` counts as running long (a likely loop).
+
+    Four times the reference, at least half a second: a right answer is
+    done by then, so it is never the one demoted (grader.lanes).
+    """
+    reference = (exercise.reference_ms or 0) / 1000
+    return max(SLOW_AFTER_SECONDS, SLOW_AFTER_FACTOR * reference)
 
 
 def needs_measuring(exercise: Exercise) -> bool:

@@ -15,9 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from django.db.models import Exists, OuterRef, QuerySet
+from grading_engine.runner import Slow
 
 from grader import submission_grading
-from grader.lanes import Lanes, lanes_get
+from grader.budgets import slow_after
+from grader.lanes import Hold, Lanes, lanes_get
 from grader.models import Submission
 
 Status = Submission.Status
@@ -39,19 +41,20 @@ def claimable(*, lanes: list[str]) -> QuerySet[Submission]:
     )
 
 
-def _claim_next(lanes: Lanes) -> tuple[Submission, bool] | None:
-    """Claim the first head that fits a free slot; (row, more waiting)."""
+def _claim_next(lanes: Lanes) -> tuple[Submission, Hold, bool] | None:
+    """Claim the first head that fits; (row, its hold, more waiting)."""
     open_lanes = lanes.open_lanes()
     if not open_lanes:
         return None
     heads = list(claimable(lanes=open_lanes).values_list("pk", "lane")[:CANDIDATES])
     for index, (pk, lane) in enumerate(heads):
-        if not lanes.take(lane):
+        hold = lanes.take(lane)
+        if hold is None:
             continue
         submission = submission_grading.claim(pk)
         if submission is not None:
-            return submission, index + 1 < len(heads)
-        lanes.give_back(lane)
+            return submission, hold, index + 1 < len(heads)
+        hold.release()
     return None
 
 
@@ -67,11 +70,18 @@ def submission_dispatch(*, wake: Callable[[], None]) -> int:
         claimed = submission_grading.with_db_retry(lambda: _claim_next(lanes))
         if claimed is None:
             return graded
-        submission, more = claimed
+        submission, hold, more = claimed
         if more:
             wake()
+
+        def slow(hold=hold) -> None:
+            hold.slow()  # a burst slot may take the next grade now
+            wake()
+
         try:
-            submission_grading.grade_claimed(submission)
+            submission_grading.grade_claimed(
+                submission, slow=Slow(slow_after(submission.exercise), slow)
+            )
         finally:
-            lanes.give_back(submission.lane)
+            hold.release()
         graded += 1

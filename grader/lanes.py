@@ -1,9 +1,13 @@
-"""This worker process's grading slots, and how many heavy grades may hold them.
+"""This worker process's grading capacity: slots, lanes, and a burst for loops.
 
-Every slot may grade a light exercise; at most GRADER_HEAVY_SLOTS may grade
-heavy ones at once, so a burst of expensive exercises (or of loops in them)
-always leaves a slot for the light ones. Lanes are per process, i.e. per
-worker host: each host keeps its own light slots free.
+GRADER_POOL_SIZE grades run at once. Heavy exercises may hold at most
+GRADER_HEAVY_SLOTS of them, so a burst of expensive exercises (or of loops
+in them) always leaves slots for the light ones. A grade still running
+after its expected time (grader.budgets.slow_after: most likely a loop) is
+dropped to the lowest CPU priority by the sandbox and stops counting: up to
+GRADER_BURST_SLOTS more grades may start meanwhile, so a handful of loops
+cannot stall everyone for their whole budget. Capacity is per process,
+i.e. per worker host.
 """
 
 from __future__ import annotations
@@ -17,46 +21,72 @@ from grader.models import Exercise
 LIGHT, HEAVY = Exercise.Lane.LIGHT, Exercise.Lane.HEAVY
 
 
+class Hold:
+    """One claimed grade's place in the lanes; `slow()` once, `release()` once."""
+
+    def __init__(self, lanes: Lanes, lane: str):
+        self.lanes, self.lane, self.is_slow = lanes, lane, False
+
+    def slow(self) -> None:
+        with self.lanes.lock:
+            if not self.is_slow:
+                self.is_slow = True
+                self.lanes.active[self.lane] -= 1
+
+    def release(self) -> None:
+        with self.lanes.lock:
+            self.lanes.total -= 1
+            if not self.is_slow:
+                self.lanes.active[self.lane] -= 1
+
+
 class Lanes:
-    def __init__(self, *, slots: int, heavy: int):
+    def __init__(self, *, slots: int, heavy: int, burst: int = 0):
         self.slots = slots
         self.heavy = min(heavy, slots)
-        self._lock = threading.Lock()
-        self._running = {LIGHT: 0, HEAVY: 0}
+        self.burst = burst
+        self.lock = threading.Lock()
+        self.active = {LIGHT: 0, HEAVY: 0}  # running and not (yet) slow
+        self.total = 0  # running, slow ones included
+
+    def _fits(self, lane: str) -> bool:
+        if self.total >= self.slots + self.burst:
+            return False
+        if sum(self.active.values()) >= self.slots:
+            return False
+        return lane != HEAVY or self.active[HEAVY] < self.heavy
 
     def open_lanes(self) -> list[str]:
-        """The lanes a free slot could take a grade from now ([] when full)."""
-        with self._lock:
-            if sum(self._running.values()) >= self.slots:
-                return []
-            return [LIGHT, HEAVY] if self._running[HEAVY] < self.heavy else [LIGHT]
+        """The lanes a grade could start in now ([] when there is no room)."""
+        with self.lock:
+            return [lane for lane in (LIGHT, HEAVY) if self._fits(lane)]
 
-    def take(self, lane: str) -> bool:
-        """Hold a slot for a grade in `lane`; False when there is no room."""
-        with self._lock:
-            full = sum(self._running.values()) >= self.slots
-            if full or (lane == HEAVY and self._running[HEAVY] >= self.heavy):
-                return False
-            self._running[lane] += 1
-            return True
+    def take(self, lane: str) -> Hold | None:
+        """Room for a grade in `lane`, or None."""
+        with self.lock:
+            if not self._fits(lane):
+                return None
+            self.total += 1
+            self.active[lane] += 1
+            return Hold(self, lane)
 
-    def give_back(self, lane: str) -> None:
-        with self._lock:
-            self._running[lane] -= 1
-
-    def running(self) -> dict[str, int]:
-        with self._lock:
-            return dict(self._running)
+    def busy(self) -> bool:
+        with self.lock:
+            return self.total > 0
 
 
-_lanes: dict[tuple[int, int], Lanes] = {}
+_lanes: dict[tuple[int, int, int], Lanes] = {}
 _lanes_lock = threading.Lock()
 
 
 def lanes_get() -> Lanes:
     """This process's lanes, sized from settings."""
-    key = (settings.GRADER_POOL_SIZE, settings.GRADER_HEAVY_SLOTS)
+    key = (
+        settings.GRADER_POOL_SIZE,
+        settings.GRADER_HEAVY_SLOTS,
+        settings.GRADER_BURST_SLOTS,
+    )
     with _lanes_lock:
         if key not in _lanes:
-            _lanes[key] = Lanes(slots=key[0], heavy=key[1])
+            _lanes[key] = Lanes(slots=key[0], heavy=key[1], burst=key[2])
         return _lanes[key]

@@ -63,7 +63,7 @@ class Exercise(models.Model):
     time_budget_seconds = models.FloatField(
         null=True,
         blank=True,
-        help_text="Measured at verification (10× the reference, at least 2 s); "
+        help_text="Measured at verification (10× the reference, at least 1.5 s); "
         "options.time_budget_seconds overrides it.",
     )
     source_path = models.CharField(max_length=300, blank=True)

@@ -14,7 +14,7 @@ import threading
 
 from django.conf import settings
 from grading_engine.grading import Verdict, grade
-from grading_engine.runner import CancelToken, Runner
+from grading_engine.runner import CancelToken, Runner, Slow
 
 from grader.budgets import Budget, exercise_budget
 from grader.models import Exercise
@@ -33,7 +33,8 @@ def runner_get(kind: str | None = None) -> Runner:
             runner = make_runner(
                 kind=kind,
                 allow_degraded=settings.GRADER_ALLOW_UNSAFE_SANDBOX,
-                size=settings.GRADER_POOL_SIZE,
+                # Burst slots are slot workers too (forks of the same zygote).
+                size=settings.GRADER_POOL_SIZE + settings.GRADER_BURST_SLOTS,
             )
             close = getattr(runner, "close", None)
             if close:
@@ -50,6 +51,7 @@ def exercise_grade(
     runner_kind: str | None = None,
     budget: Budget | None = None,
     cancel: CancelToken | None = None,
+    slow: Slow | None = None,
 ) -> Verdict:
     """Grade `code` against `exercise` now, with this process's runner.
 
@@ -67,4 +69,5 @@ def exercise_grade(
         options=exercise.options,
         budget=budget.why,
         cancel=cancel,
+        slow=slow,
     )

@@ -32,6 +32,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 from grading_engine.checks.result import CheckResult
 from grading_engine.grading import Verdict
+from grading_engine.runner import Slow
 
 from grader import budgets, events, failure_review
 from grader.cancellation import running_grades
@@ -120,8 +121,11 @@ def submission_grade(*, submission_id) -> str | None:
     return grade_claimed(submission)
 
 
-def grade_claimed(submission: Submission) -> str | None:
-    """Grade a row this worker claimed and save the verdict (if still running)."""
+def grade_claimed(submission: Submission, *, slow: Slow | None = None) -> str | None:
+    """Grade a row this worker claimed and save the verdict (if still running).
+
+    `slow` is told when the grade runs longer than expected (grader.lanes).
+    """
     budget = with_db_retry(lambda: _budget_for(submission.exercise))
     Submission.objects.filter(pk=submission.pk, status=Status.RUNNING).update(
         time_budget_seconds=budget.seconds
@@ -134,6 +138,7 @@ def grade_claimed(submission: Submission) -> str | None:
                 seed=submission.seed,
                 budget=budget,
                 cancel=cancel,
+                slow=slow,
             )
         except Exception:  # noqa: BLE001 - a grader fault must still end the row
             log.exception("grading submission %s failed in the grader", submission.pk)
@@ -222,6 +227,30 @@ def _budget_for(exercise: Exercise) -> budgets.Budget:
 
             exercise_verify(exercise=exercise, runner=runner_get(), repeats=3)
     return budgets.exercise_budget(exercise)
+
+
+def exercises_measure_unmeasured() -> int:
+    """Measure every published exercise that has no budget yet (worker start).
+
+    So the first learners after a deploy meet measured budgets, and the
+    judge's own reference models are built before anyone waits on them. It
+    yields to learners: each measurement waits until this worker grades
+    nothing, and a grade that arrives first measures its own exercise (or
+    waits for this measurement of it).
+    """
+    from grader.lanes import lanes_get
+
+    pending = Exercise.objects.filter(
+        published=True, time_budget_seconds__isnull=True
+    ).order_by("slug")
+    measured = 0
+    for exercise in pending:
+        while lanes_get().busy():
+            time.sleep(0.05)
+        if budgets.needs_measuring(exercise):
+            _budget_for(exercise)
+            measured += 1
+    return measured
 
 
 # -- recovery -----------------------------------------------------------------

@@ -36,7 +36,9 @@ $BIN/python manage.py create_demo_accounts
 worker_pid=""
 if [[ ${CELERY_TASK_ALWAYS_EAGER:-0} != 1 ]]; then
   # -B runs the sweeper schedule in this one worker (exactly one beat per site).
-  $BIN/celery -A config worker -B --loglevel=INFO --concurrency=1 &
+  # One grading process: GRADER_POOL_SIZE (default 2) slots forked from one warm
+  # sandbox, one thread each (see config/settings.py).
+  $BIN/celery -A config worker -B --loglevel=INFO &
   worker_pid=$!
   trap '[[ -n $worker_pid ]] && kill $worker_pid 2>/dev/null' EXIT INT TERM
 fi

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from grading_engine.checks.result import CheckResult
 from grading_engine.exercises.base import load_harness
 from grading_engine.harness.wire import WireError, decode_result
-from grading_engine.runner import CancelToken, ChildOutcome, Runner
+from grading_engine.runner import CancelToken, ChildOutcome, Runner, Slow
 
 MAX_RESULT_BYTES = 64 * 1024 * 1024
 TOLERANCE_OPTIONS = ("rtol", "atol")
@@ -57,6 +57,7 @@ def grade(
     options: dict | None = None,
     budget: str | None = None,
     cancel: CancelToken | None = None,
+    slow: Slow | None = None,
 ) -> Verdict:
     """Run `code` against the cases of `harness` and judge the result.
 
@@ -64,7 +65,8 @@ def grade(
     the harness's RTOL/ATOL while its checks run (see `tolerances`).
     `timeout` is the job's time budget and `budget` says where it comes
     from, for the message when a job exceeds it. Setting `cancel` stops the
-    job; the verdict is then "cancelled".
+    job; the verdict is then "cancelled". `slow` says when the job runs
+    longer than expected (grading_engine.runner.Slow).
     """
     module = load_harness(harness)
     if seed is None:
@@ -82,7 +84,11 @@ def grade(
         "cases": cases,
         "tiktoken_cache_dir": str(tiktoken_cache_dir),
     }
-    extra = {"cancel": cancel} if cancel is not None else {}
+    extra = {
+        name: value
+        for name, value in (("cancel", cancel), ("slow", slow))
+        if value is not None
+    }
     outcome = runner.run(job, timeout=timeout, **extra)
     with tolerances(module, options):
         return judge(module, cases, outcome, timeout=timeout, budget=budget)

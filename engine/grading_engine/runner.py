@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import select
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -58,7 +59,25 @@ class CancelToken:
         os.close(self._fd)
 
 
+@dataclass(frozen=True)
+class Slow:
+    """Say when a job runs longer than it should: `notify()` after `after` s.
+
+    The runner also drops the job to the lowest CPU priority then, so the
+    grades that start meanwhile (a scheduler may start more while slots are
+    held by likely loops) get the CPU first.
+    """
+
+    after: float
+    notify: Callable[[], None]
+
+
 class Runner(Protocol):
     def run(
-        self, job: dict, *, timeout: float, cancel: CancelToken | None = None
+        self,
+        job: dict,
+        *,
+        timeout: float,
+        cancel: CancelToken | None = None,
+        slow: Slow | None = None,
     ) -> ChildOutcome: ...

@@ -45,7 +45,7 @@ class Migration(migrations.Migration):
             name="time_budget_seconds",
             field=models.FloatField(
                 blank=True,
-                help_text="Measured at verification (10× the reference, at least 2 s); options.time_budget_seconds overrides it.",
+                help_text="Measured at verification (10× the reference, at least 1.5 s); options.time_budget_seconds overrides it.",
                 null=True,
             ),
         ),

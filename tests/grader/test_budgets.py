@@ -16,10 +16,12 @@ from grader.verify import exercise_options_problems, exercise_verify
 pytestmark = pytest.mark.django_db
 
 
-def test_the_budget_is_ten_times_the_reference_at_least_two_seconds(settings):
+def test_the_budget_is_ten_times_the_reference_at_least_one_and_a_half_seconds(
+    settings,
+):
     settings.GRADER_TIMEOUT_SECONDS = 60
-    assert budgets.budget_from_reference(40.0) == 2.0  # the floor
-    assert budgets.budget_from_reference(125.0) == 2.0
+    assert budgets.budget_from_reference(40.0) == 1.5  # the floor
+    assert budgets.budget_from_reference(150.0) == 1.5
     assert budgets.budget_from_reference(301.0) == 3.1  # rounded up to 0.1 s
     assert budgets.budget_from_reference(9_000.0) == 60.0  # the cap
     settings.GRADER_TIMEOUT_SECONDS = 20
@@ -36,7 +38,7 @@ def test_an_exercise_uses_its_measured_budget_its_option_or_the_cap(
     block_exercise.reference_ms, block_exercise.time_budget_seconds = 123.0, 2.0
     measured = budgets.exercise_budget(block_exercise)
     assert measured.seconds == 2.0 and measured.label == "2 s"
-    assert measured.why == "10× the reference solution's 0.12 s, at least 2 s"
+    assert measured.why == "10× the reference solution's 0.12 s, at least 1.5 s"
     block_exercise.options = {"time_budget_seconds": 7.5}
     assert budgets.exercise_budget(block_exercise).seconds == 7.5
     assert budgets.exercise_budget(block_exercise).why == "set for this exercise"
@@ -44,9 +46,9 @@ def test_an_exercise_uses_its_measured_budget_its_option_or_the_cap(
 
 def test_heavy_exercises_are_those_with_long_budgets_or_marked_so(block_exercise):
     assert budgets.exercise_lane(block_exercise) == "light"  # unmeasured
-    block_exercise.time_budget_seconds = 3.0
+    block_exercise.time_budget_seconds = 4.0
     assert budgets.exercise_lane(block_exercise) == "light"
-    block_exercise.time_budget_seconds = 3.1
+    block_exercise.time_budget_seconds = 4.1
     assert budgets.exercise_lane(block_exercise) == "heavy"
     block_exercise.options = {"lane": "light"}
     assert budgets.exercise_lane(block_exercise) == "light"
@@ -120,17 +122,17 @@ def test_a_loop_is_stopped_at_the_budget_and_the_message_names_it():
 
 def test_the_exercise_page_and_the_api_show_the_budget(client, learner, block_exercise):
     Exercise.objects.filter(pk=block_exercise.pk).update(
-        reference_ms=61.0, time_budget_seconds=2.0
+        reference_ms=61.0, time_budget_seconds=1.5
     )
     client.force_login(learner)
     page = client.get(reverse("exercise", args=[block_exercise.slug])).content.decode()
-    assert "Time budget: <strong>2 s</strong> per grade" in page
-    assert "10× the reference solution&#x27;s 0.06 s, at least 2 s" in page
+    assert "Time budget: <strong>1.5 s</strong> per grade" in page
+    assert "10× the reference solution&#x27;s 0.06 s, at least 1.5 s" in page
     api = APIClient()
     api.force_authenticate(learner)
     detail = api.get(reverse("api-exercise", args=[block_exercise.slug])).json()
     assert detail["time_budget"] == {
-        "seconds": 2.0,
-        "why": "10× the reference solution's 0.06 s, at least 2 s",
+        "seconds": 1.5,
+        "why": "10× the reference solution's 0.06 s, at least 1.5 s",
     }
     assert detail["lane"] == "light"

@@ -40,7 +40,11 @@ def queue(block_exercise):
 
 def claim(lanes: Lanes) -> Submission | None:
     claimed = dispatch._claim_next(lanes)
-    return None if claimed is None else claimed[0]
+    if claimed is None:
+        return None
+    row, hold, _ = claimed
+    row.hold = hold
+    return row
 
 
 def finish(row: Submission) -> None:
@@ -67,7 +71,7 @@ def test_learners_take_turns_instead_of_one_draining_their_line(queue, make_user
     order = []
     while (row := claim(lanes)) is not None:
         order.append(row.pk)
-        lanes.give_back(row.lane)
+        row.hold.release()
         finish(row)
     # ann's second waits behind ben's first, which was ready before it was
     assert order == [a1.pk, b1.pk, a2.pk, a3.pk]
@@ -78,12 +82,32 @@ def test_heavy_exercises_cannot_take_the_last_light_slot(queue, make_user):
     h1, h2 = queue(users[0], HEAVY), queue(users[1], HEAVY)
     light = queue(users[2], LIGHT)  # the newest of the three
     lanes = Lanes(slots=2, heavy=1)
-    assert claim(lanes).pk == h1.pk
+    first = claim(lanes)
+    assert first.pk == h1.pk
     assert claim(lanes).pk == light.pk  # h2 is older, but heavy is full
-    assert claim(lanes) is None  # both slots busy
-    assert lanes.running() == {LIGHT: 1, HEAVY: 1}
-    lanes.give_back(HEAVY)
+    assert claim(lanes) is None and lanes.open_lanes() == []  # both slots busy
+    first.hold.release()
     assert claim(lanes).pk == h2.pk
+
+
+def test_grades_that_run_long_let_burst_slots_take_the_next(queue, make_user):
+    loops = [queue(make_user(f"loop{n}")) for n in range(4)]
+    right = queue(make_user("ann"))
+    lanes = Lanes(slots=2, heavy=1, burst=2)
+    first, second = claim(lanes), claim(lanes)
+    assert [first.pk, second.pk] == [loops[0].pk, loops[1].pk]
+    assert claim(lanes) is None  # two slots, both graded at full priority
+    first.hold.slow()
+    second.hold.slow()
+    second.hold.slow()  # told twice, counted once
+    third, fourth = claim(lanes), claim(lanes)
+    assert [third.pk, fourth.pk] == [loops[2].pk, loops[3].pk]
+    assert claim(lanes) is None  # the two new ones hold the slots
+    third.hold.slow()
+    fourth.hold.slow()
+    assert claim(lanes) is None  # slots plus burst: four at most
+    first.hold.release()  # its budget ran out
+    assert claim(lanes).pk == right.pk
 
 
 def test_the_database_refuses_a_second_running_row_for_one_learner(queue, make_user):

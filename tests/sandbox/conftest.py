@@ -40,7 +40,9 @@ def pool():
         os.environ.pop("GRADER_TEST_SECRET", None)
 
 
-def run_attack(runner, code: str, *, timeout: float = 10.0, cancel=None) -> Verdict:
+def run_attack(
+    runner, code: str, *, timeout: float = 10.0, cancel=None, slow=None
+) -> Verdict:
     """Grade tie-weights with `code` as the submission."""
     return grade(
         harness="tie-weights",
@@ -49,6 +51,7 @@ def run_attack(runner, code: str, *, timeout: float = 10.0, cancel=None) -> Verd
         runner=runner,
         timeout=timeout,
         cancel=cancel,
+        slow=slow,
     )
 
 

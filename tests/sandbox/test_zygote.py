@@ -97,3 +97,23 @@ def test_a_dead_zygote_is_replaced_and_the_slots_forked_again(pool):
     os.killpg(old_zygote, signal.SIGKILL)  # its pid namespace, slots included
     assert_grader_still_works(pool)
     assert pool.zygote.process.pid != old_zygote
+
+
+def test_a_job_still_running_after_its_expected_time_is_demoted_and_reported(pool):
+    from grading_engine.runner import Slow
+
+    told = []
+    verdict = run_attack(
+        pool,
+        """
+        import os, time
+        def tie_weights(model):
+            time.sleep(1.5)
+            raise RuntimeError(f"nice={os.getpriority(os.PRIO_PROCESS, 0)}")
+        """,
+        slow=Slow(0.5, lambda: told.append(time.monotonic())),
+    )
+    assert "nice=19" in messages(verdict)  # dropped to the lowest CPU priority
+    assert len(told) == 1
+    verdict = run_attack(pool, RIGHT, slow=Slow(5.0, lambda: told.append(0)))
+    assert verdict.status == "passed" and len(told) == 1  # a fast job: not told

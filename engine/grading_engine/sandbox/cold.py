@@ -78,15 +78,15 @@ class SandboxRunner:
             concurrency, uid_base=uid_base, name="cold-zygote", limits=self.limits
         )
 
-    def run(self, job: dict, *, timeout: float, cancel=None) -> ChildOutcome:
+    def run(self, job: dict, *, timeout: float, cancel=None, slow=None) -> ChildOutcome:
         with self.slots.checkout() as slot, self.zygote_slots.checkout() as home:
-            return self._run(slot, home, job, timeout, cancel)
+            return self._run(slot, home, job, timeout, cancel, slow)
 
     def close(self) -> None:
         self.slots.remove()
         self.zygote_slots.remove()
 
-    def _run(self, slot, home, job: dict, timeout: float, cancel) -> ChildOutcome:
+    def _run(self, slot, home, job: dict, timeout: float, cancel, slow):
         job, tiktoken_dir = sandbox_job(job)
         zygote = Zygote(
             slot=home,
@@ -103,7 +103,9 @@ class SandboxRunner:
         try:
             zygote.start(spawner)
             worker = zygote.spawn(slot)
-            return run_on_slot(slot, worker, job, timeout, self.limits, cancel=cancel)
+            return run_on_slot(
+                slot, worker, job, timeout, self.limits, cancel=cancel, slow=slow
+            )
         except WorkerDied as exc:
             return ended_outcome(f"sandbox worker died ({exc})")
         finally:

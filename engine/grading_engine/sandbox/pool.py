@@ -134,7 +134,7 @@ class WarmPool:
 
     # -- grading -----------------------------------------------------------
 
-    def run(self, job: dict, *, timeout: float, cancel=None) -> ChildOutcome:
+    def run(self, job: dict, *, timeout: float, cancel=None, slow=None) -> ChildOutcome:
         """Grade `job` on a free slot; `cancel` (a CancelToken) stops it early."""
         if self.slots is None:
             raise RuntimeError("WarmPool.run before start()")
@@ -148,7 +148,7 @@ class WarmPool:
                         worker = self._restart(slot)
                     return run_on_slot(
                         slot, worker, self._sandbox_job(job), timeout, self.limits,
-                        cancel=cancel,
+                        cancel=cancel, slow=slow,
                     )  # fmt: skip
                 except WorkerDied as exc:
                     log.warning("sandbox slot %d lost its worker: %s", slot.index, exc)

@@ -18,7 +18,7 @@ import signal
 import socket
 import time
 
-from grading_engine.runner import ChildOutcome
+from grading_engine.runner import ChildOutcome, Slow
 from grading_engine.sandbox import bwrap
 from grading_engine.sandbox.limits import Limits
 from grading_engine.sandbox.slots import killed_reason, streams
@@ -100,11 +100,14 @@ def run_on_slot(
     limits: Limits,
     *,
     cancel=None,
+    slow: Slow | None = None,
 ) -> ChildOutcome:
     """Hand `job` to `worker`, collect its output, kill it at the deadline.
 
-    Raises WorkerDied when the worker stops answering; the caller restarts
-    the slot.
+    `cancel` (a CancelToken) kills it early; past `slow.after` seconds it is
+    demoted to the lowest CPU priority and `slow.notify()` is called. Raises
+    WorkerDied when the worker stops answering; the caller restarts the
+    slot.
     """
     oom_before = slot.cgroup.oom_kills() if slot.cgroup else 0
     start = time.monotonic()
@@ -114,10 +117,12 @@ def run_on_slot(
     deadline = start + timeout
     try:
         try:
-            started, exit_code = _let_child_start(slot, worker, go_w)
+            started, exit_code, pid = _let_child_start(slot, worker, go_w)
         finally:
             os.close(go_w)  # said go, or (EOF) that the child must not run
         if started:
+            if slow is not None and pid is not None:
+                _demote_when_slow(collector, start + slow.after, deadline, pid, slow)
             exit_code, why = _wait_for_child(worker, collector, deadline, cancel)
         else:  # it died before it could start: take what is in the pipes
             collector.pump(time.monotonic() + KILL_GRACE)
@@ -156,7 +161,7 @@ def run_on_slot(
 
 def _let_child_start(
     slot: bwrap.Slot, worker: SlotWorker, go_w: int
-) -> tuple[bool, int | None]:
+) -> tuple[bool, int | None, int | None]:
     """Set the new child's OOM score from outside, then let it run.
 
     The child's first message carries its host pid (SO_PASSCRED); it waits
@@ -164,22 +169,41 @@ def _let_child_start(
     memory pressure the kernel kills the job, never the warm worker. The job
     cannot lower it: it is non-dumpable, so the file is root's, and seccomp
     keeps it so; with CAP_SYS_RESOURCE our write also raises its
-    oom_score_adj_min. Returns (True, None) once the child runs, or
-    (False, exit code) for a child that ended before it started.
+    oom_score_adj_min. Returns (True, None, host pid) once the child runs,
+    or (False, exit code, None) for a child that ended before it started.
     """
     received = receive_by(worker.sock, time.monotonic() + KILL_GRACE)
     if received is None:
         raise WorkerDied("worker did not start the job")
     message, pid = received
     if not message.get("started"):
-        return False, message.get("exit_code")
+        return False, message.get("exit_code"), None
     if pid is not None and _prefer_for_oom_kill(pid):
         os.write(go_w, b"g")
     elif slot.uid is None:
         os.write(go_w, b"g")  # degraded: no root, no protection anyway
     else:
         log.error("sandbox slot %d: cannot set the job's oom_score_adj", slot.index)
-    return True, None
+    return True, None, pid
+
+
+LOWEST_PRIORITY = 19
+
+
+def _demote_when_slow(collector, slow_at: float, deadline: float, pid: int, slow):
+    """Drain until `slow_at`; a job still running then drops to nice 19.
+
+    Every thread of it: Linux keeps a nice value per thread. The job cannot
+    raise it back (that needs CAP_SYS_NICE; its RLIMIT_NICE is 0).
+    """
+    if slow_at >= deadline or collector.pump(slow_at) != "timeout":
+        return  # ended (or about to be killed) before it was slow
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            os.setpriority(os.PRIO_PROCESS, int(tid), LOWEST_PRIORITY)
+    except OSError:
+        pass  # it just ended
+    slow.notify()
 
 
 def _wait_for_child(worker: SlotWorker, collector, deadline: float, cancel):

@@ -1,0 +1,443 @@
+"""A deadline surge through the API to real workers, printed (never asserted).
+
+Starts gunicorn and one Celery worker with `make run`'s defaults (2 slots)
+on a PostgreSQL database and Redis queue of its own, waits until the worker
+has measured every exercise's time budget, then measures, in one run:
+
+1. Loops ahead: four learners submit `while True` to tie-weights, then a
+   fifth submits the right answer: its time to verdict (target < 5 s).
+2. The surge: LEARNERS learners send SUBMISSIONS submissions in WINDOW
+   seconds through the API (70% light right and wrong answers, 20% heavy
+   ones, 10% infinite loops), each watched through its event stream as an
+   open page would. Time to verdict per class (p50, p95, max; from the
+   rows' own timestamps), time to drain after the last submission, push
+   latency (event received minus verdict saved), peak memory of the grading
+   process and its sandboxes (PSS), and errors: lost, graded twice, 5xx.
+   Targets: light p95 < 2 s, heavy p95 < 10 s, push < 200 ms, 0 errors.
+3. A page in Chromium (when installed): verdict saved -> shown on the page.
+
+    .venv/bin/python benchmarks/surge_bench.py [--short] [--slots N] [--workers N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import random
+import statistics
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from bench_stack import ROOT, TERMINAL, Bench, ensure_database
+
+LIGHT = ["tie-weights", "count-params", "kv-cache-bytes", "block-param-count",
+         "gpt2-param-count", "softmax-temperature", "embed-tokens"]  # fmt: skip
+HEAVY = ["gpt2-forward", "causal-self-attention"]
+LOOP_ON = ["tie-weights", "count-params", "kv-cache-bytes", "gpt2-forward"]
+PASSWORD = "surge-pass-123"
+
+
+@dataclass
+class Job:
+    kind: str  # light, heavy, loop
+    slug: str
+    code: str
+    learner: int
+    at: float  # seconds after the surge starts
+    id: str | None = None
+    http: int | None = None
+    pushed_at: float | None = None  # epoch seconds the terminal event arrived
+    error: str | None = None
+    row: dict = field(default_factory=dict)
+
+
+def exercise_codes() -> dict[str, dict]:
+    """slug -> {"entry": name, "right": code, "wrong": [codes]} from content/."""
+    codes = {}
+    for path in (ROOT / "content" / "exercises").glob("*.yaml"):
+        spec = yaml.safe_load(path.read_text())
+        codes[spec["slug"]] = {
+            "entry": spec["entry_point"],
+            "right": spec["solution"],
+            "wrong": [w["code"] for w in spec.get("wrong_solutions", [])],
+        }
+    return codes
+
+
+def plan(learners: int, submissions: int, window: float, seed: int = 7) -> list[Job]:
+    rng = random.Random(seed)
+    codes = exercise_codes()
+    kinds = ["light"] * round(submissions * 0.7) + ["heavy"] * round(submissions * 0.2)
+    kinds += ["loop"] * (submissions - len(kinds))
+    rng.shuffle(kinds)
+    jobs = []
+    for n, kind in enumerate(kinds):
+        slug = rng.choice({"light": LIGHT, "heavy": HEAVY, "loop": LOOP_ON}[kind])
+        spec = codes[slug]
+        if kind == "loop":
+            code = f"def {spec['entry']}(*args, **kw):\n    while True:\n        pass\n"
+        elif rng.random() < 0.5 or not spec["wrong"]:
+            code = spec["right"]
+        else:
+            code = rng.choice(spec["wrong"])
+        jobs.append(Job(kind, slug, code, n % learners, rng.uniform(0, window)))
+    return sorted(jobs, key=lambda job: job.at)
+
+
+class Client:
+    """One learner's API token, requests and event streams."""
+
+    def __init__(self, port: int, token: str):
+        self.port, self.token = port, token
+
+    def request(self, method: str, path: str, body=None) -> tuple[int, dict]:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+        try:
+            conn.request(
+                method,
+                path,
+                body=json.dumps(body) if body is not None else None,
+                headers={
+                    "Authorization": f"Token {self.token}",
+                    "Content-Type": "application/json",
+                },
+            )
+            response = conn.getresponse()
+            raw = response.read()
+            return response.status, json.loads(raw) if raw else {}
+        finally:
+            conn.close()
+
+    def watch(self, submission_id: str, timeout: float = 300) -> float:
+        """Follow the event stream to the verdict; the epoch time it arrived."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+            try:
+                conn.request(
+                    "GET",
+                    f"/api/v1/submissions/{submission_id}/events/",
+                    headers={
+                        "Authorization": f"Token {self.token}",
+                        "Accept": "text/event-stream",
+                    },
+                )
+                response = conn.getresponse()
+                if response.status != 200:
+                    raise RuntimeError(f"event stream answered {response.status}")
+                for raw in response:
+                    line = raw.decode().rstrip("\n")
+                    if line.startswith("data: ") and json.loads(line[6:])["terminal"]:
+                        return time.time()
+            finally:
+                conn.close()  # the server ended the stream: reconnect, as a page
+        raise RuntimeError("no verdict in time")
+
+
+def submit_and_watch(client: Client, job: Job, errors: list, lock) -> None:
+    job.http, body = client.request(
+        "POST", f"/api/v1/exercises/{job.slug}/submissions/", {"code": job.code}
+    )
+    if job.http != 202:
+        with lock:
+            errors.append(f"POST {job.slug}: {job.http} {body}")
+        return
+    job.id = body["id"]
+    try:
+        job.pushed_at = client.watch(job.id)
+    except (OSError, RuntimeError) as exc:
+        job.error = str(exc)
+
+
+def process_tree(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, []))
+    return found
+
+
+def pss_of(pids: list[int]) -> int:
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as f:
+                for line in f:
+                    if line.startswith("Pss:"):
+                        total += int(line.split()[1]) * 1024
+        except OSError:
+            pass
+    return total
+
+
+class PeakMemory(threading.Thread):
+    """Samples the PSS of the worker processes and of their sandboxes."""
+
+    def __init__(self, roots: list[int]):
+        super().__init__(daemon=True)
+        self.roots, self.stop = roots, threading.Event()
+        self.peak = {"workers": 0, "sandboxes": 0, "total": 0}
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            below = [p for root in self.roots for p in process_tree(root)[1:]]
+            now = {"workers": pss_of(self.roots), "sandboxes": pss_of(below)}
+            now["total"] = now["workers"] + now["sandboxes"]
+            self.peak = {k: max(v, now[k]) for k, v in self.peak.items()}
+            self.stop.wait(0.5)
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def summary(values: list[float], unit: float = 1.0, fmt: str = "{:.2f}") -> str:
+    if not values:
+        return "n/a"
+    scaled = [v * unit for v in values]
+    return (
+        f"p50 {fmt.format(statistics.median(scaled))}  "
+        f"p95 {fmt.format(pct(scaled, 0.95))}  max {fmt.format(max(scaled))}"
+    )
+
+
+def rows_of(bench: Bench, ids: list[str]) -> dict[str, dict]:
+    import psycopg
+
+    with psycopg.connect(bench.env["DATABASE_URL"], autocommit=True) as conn:
+        cursor = conn.execute(
+            "SELECT id::text, status, grading_attempts, "
+            "extract(epoch FROM created_at), extract(epoch FROM finished_at) "
+            "FROM grader_submission WHERE id::text = ANY(%s)",
+            [ids],
+        )
+        return {
+            pk: {"status": s, "attempts": a, "created": float(c),
+                 "finished": float(f) if f is not None else None}
+            for pk, s, a, c, f in cursor.fetchall()
+        }  # fmt: skip
+
+
+def wait_terminal(bench: Bench, ids: list[str], timeout: float) -> dict[str, dict]:
+    deadline = time.monotonic() + timeout
+    while True:
+        rows = rows_of(bench, ids)
+        done = all(r["status"] in TERMINAL for r in rows.values())
+        if (done and len(rows) == len(ids)) or time.monotonic() > deadline:
+            return rows
+        time.sleep(0.5)
+
+
+def loops_ahead(bench: Bench, clients: list[Client], codes: dict) -> None:
+    loop = "def tie_weights(model):\n    while True:\n        pass\n"
+    loops = [
+        c.request("POST", "/api/v1/exercises/tie-weights/submissions/", {"code": loop})
+        for c in clients[:4]
+    ]
+    start = time.time()
+    status, body = clients[4].request(
+        "POST",
+        "/api/v1/exercises/tie-weights/submissions/",
+        {"code": codes["tie-weights"]["right"]},
+    )
+    shown = clients[4].watch(body["id"])
+    row = rows_of(bench, [body["id"]])[body["id"]]
+    ids = [b["id"] for _, b in loops]
+    wait_terminal(bench, ids, 120)
+    budget = clients[4].request("GET", "/api/v1/exercises/tie-weights/")[1]
+    print(
+        f"== loops ahead: a right tie-weights behind 4 learners' infinite loops "
+        f"(budget {budget['time_budget']['seconds']:g} s): {row['status']} in "
+        f"{shown - start:.2f} s (target < 5 s)"
+    )
+
+
+def browser_push(bench: Bench, codes: dict, runs: int) -> None:
+    chromium = Path("/usr/bin/chromium")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        print("== browser: skipped (playwright is not installed)")
+        return
+    if not chromium.exists():
+        print("== browser: skipped (no /usr/bin/chromium)")
+        return
+    flags = ["--headless", "--no-sandbox", "--disable-gpu",
+             "--disable-background-networking"]  # fmt: skip
+    lags = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(chromium), args=flags)
+        page = browser.new_page()
+        page.goto(bench.base + "/accounts/login/")
+        page.fill("#id_username", "surge-page")
+        page.fill("#id_password", PASSWORD)
+        page.click("main button[type=submit]")
+        page.wait_for_url(bench.base + "/")
+        for _ in range(runs):
+            page.goto(bench.base + "/exercises/tie-weights/")
+            page.fill("#code", codes["tie-weights"]["right"])
+            page.click(".code-form button[type=submit]")
+            page.wait_for_url("**/submissions/**")
+            page.wait_for_function(
+                "() => document.getElementById('submission')"
+                ".dataset.verdictShownAt !== undefined",
+                timeout=60_000,
+            )
+            shown = int(page.evaluate("document.getElementById('submission')"
+                                      ".dataset.verdictShownAt")) / 1000  # fmt: skip
+            pk = page.url.rstrip("/").rsplit("/", 1)[1]
+            lags.append(shown - rows_of(bench, [pk])[pk]["finished"])
+        browser.close()
+    print(
+        f"== browser (Chromium): verdict saved -> shown on the open page, "
+        f"n={runs}: {summary(lags, 1000, '{:.0f}')} ms (target < 200 ms)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--short", action="store_true", help="a small surge (CI)")
+    parser.add_argument("--slots", type=int, default=2, help="slots per worker")
+    parser.add_argument("--workers", type=int, default=1, help="worker processes")
+    parser.add_argument(
+        "--database-url", default="postgres://postgres@127.0.0.1:5432/course_surge"
+    )
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/13")
+    args = parser.parse_args()
+    learners, submissions, window = (20, 40, 10.0) if args.short else (100, 300, 60.0)
+
+    ensure_database(args.database_url)
+    bench = Bench(args.database_url, args.redis_url)
+    bench.env["SUBMISSION_RATE"] = "30/min"  # the default: real learners' limit
+    bench.env["SUBMISSION_MAX_OUTSTANDING"] = "10"
+    codes = exercise_codes()
+    try:
+        bench.manage("migrate", "--no-input")
+        bench.manage("load_content")
+        bench.manage("collectstatic", "--no-input")  # the page's scripts, for gunicorn
+        bench.manage("shell", "-c", (
+            "from django.contrib.auth.models import User\n"
+            "from quiz.core.roles import assign_role\n"
+            "User.objects.filter(username__startswith='surge').delete()\n"
+            f"for name in [*(f'surge{{n}}' for n in range({learners + 5})), "
+            "'surge-page']:\n"
+            f"    assign_role(User.objects.create_user(name, password='{PASSWORD}'),"
+            " 'learner')\n"
+            "from grader.models import Submission\n"
+            "Submission.objects.all().delete()\n"
+        ))  # fmt: skip
+        bench.start_web(threads=32)
+        workers = [
+            bench.start_worker(f"surge-{n}", slots=args.slots)
+            for n in range(args.workers)
+        ]
+        started = time.monotonic()
+        tokens = [
+            bench.call("POST", "/api/v1/auth/token/",
+                       {"username": f"surge{n}", "password": PASSWORD})["token"]
+            for n in range(learners + 5)
+        ]  # fmt: skip
+        clients = [Client(bench.port, token) for token in tokens]
+        measured = bench.wait_until_measured()
+        print(
+            f"== {args.workers} worker(s) x {args.slots} slots on {os.cpu_count()} "
+            f"cores; budgets measured {time.monotonic() - started:.0f} s after "
+            f"start ({measured:.0f} s of waiting)"
+        )
+        for client in clients[learners:]:  # each worker warm, each learner once
+            _, body = client.request(
+                "POST", "/api/v1/exercises/tie-weights/submissions/",
+                {"code": codes["tie-weights"]["right"]},
+            )  # fmt: skip
+            client.watch(body["id"])
+        memory = PeakMemory([w.pid for w in workers])
+        memory.start()
+        loops_ahead(bench, clients[learners:], codes)
+
+        jobs = plan(learners, submissions, window)
+        errors: list[str] = []
+        lock = threading.Lock()
+        threads = []
+        t0 = time.monotonic()
+        for job in jobs:
+            threads.append(
+                threading.Timer(
+                    max(job.at - (time.monotonic() - t0), 0),
+                    submit_and_watch,
+                    args=(clients[job.learner], job, errors, lock),
+                )
+            )
+            threads[-1].start()
+        for thread in threads:
+            thread.join()
+        ids = [job.id for job in jobs if job.id]
+        rows = wait_terminal(bench, ids, 300)
+        memory.stop.set()
+        memory.join()
+        browser_push(bench, codes, 2 if args.short else 5)
+    finally:
+        bench.stop()
+
+    sent_last = max((r["created"] for r in rows.values()), default=0)
+    finished = [r["finished"] for r in rows.values() if r["finished"]]
+    print(
+        f"== surge: {len(jobs)} submissions from {learners} learners in "
+        f"{window:g} s (light {sum(j.kind == 'light' for j in jobs)}, heavy "
+        f"{sum(j.kind == 'heavy' for j in jobs)}, loops "
+        f"{sum(j.kind == 'loop' for j in jobs)})"
+    )
+    for kind, target in (("light", "p95 < 2 s"), ("heavy", "p95 < 10 s"),
+                         ("loop", "stopped at their budget")):  # fmt: skip
+        waits = [
+            rows[j.id]["finished"] - rows[j.id]["created"]
+            for j in jobs
+            if j.kind == kind and j.id in rows and rows[j.id]["finished"]
+        ]
+        print(f"  time to verdict, {kind:5s} (s): {summary(waits)}  ({target})")
+    print(f"  drained {max(finished, default=0) - sent_last:.2f} s after the last "
+          "submission")  # fmt: skip
+    pushes = [
+        j.pushed_at - rows[j.id]["finished"]
+        for j in jobs
+        if j.pushed_at and j.id in rows and rows[j.id]["finished"]
+    ]
+    print(f"  push, verdict saved -> event received (ms): "
+          f"{summary(pushes, 1000, '{:.0f}')}  (target < 200 ms)")  # fmt: skip
+    peak = {k: f"{v / 2**20:,.0f} MB" for k, v in memory.peak.items()}
+    print(
+        f"  peak memory (PSS): sandboxes (zygote, slots, jobs) {peak['sandboxes']}, "
+        f"worker processes (the judge's own models) {peak['workers']}, "
+        f"together {peak['total']}"
+    )
+    lost = [i for i in ids if rows.get(i, {}).get("status") not in TERMINAL]
+    twice = [i for i in ids if rows.get(i, {}).get("attempts", 0) > 1]
+    server_errors = [j for j in jobs if j.http and j.http >= 500]
+    refused = [j for j in jobs if j.http and j.http != 202]
+    watch_errors = [j.error for j in jobs if j.error]
+    print(
+        f"  errors: {len(lost)} lost, {len(twice)} graded twice, "
+        f"{len(server_errors)} 5xx, {len(refused)} refused, "
+        f"{len(watch_errors)} event streams failed"
+    )
+    for message in (errors + watch_errors)[:5]:
+        print(f"    {message}")
+
+
+if __name__ == "__main__":
+    main()
