@@ -53,6 +53,7 @@ test: venv assets system-deps services
 	$(TEST_ENV) $(BIN)/python benchmarks/sandbox_bench.py --short
 	$(TEST_ENV) $(BIN)/python benchmarks/pipeline_bench.py --short
 	$(TEST_ENV) $(BIN)/python benchmarks/page_bench.py --short
+	$(TEST_ENV) $(BIN)/python benchmarks/surge_bench.py --short
 
 # The lesson doctests again, as other machines would compute them: one thread
 # with rounding noise on every float kernel (tests/content/float_noise.py), and
@@ -68,6 +69,7 @@ bench: venv system-deps services
 	$(TEST_ENV) $(BIN)/python benchmarks/sandbox_bench.py
 	$(TEST_ENV) $(BIN)/python benchmarks/pipeline_bench.py
 	$(TEST_ENV) $(BIN)/python benchmarks/page_bench.py
+	$(TEST_ENV) $(BIN)/python benchmarks/surge_bench.py
 
 lint: venv
 	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/lint-imports

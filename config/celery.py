@@ -1,5 +1,6 @@
 """The Celery app: JSON only, late acks, one grading process per host (DESIGN.md)."""
 
+import logging
 import os
 
 from celery import Celery
@@ -7,6 +8,7 @@ from celery.signals import worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
+log = logging.getLogger("grader.worker")
 app = Celery("course")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
@@ -33,7 +35,8 @@ def _start_grading(**kwargs) -> None:
         from grader.process_runner import runner_get
 
         if settings.GRADER_RUNNER == "pool":
-            runner_get()
+            runner = runner_get()
+            log.info("grading pool ready: %d sandbox slots", runner.size)
         submission_grading.with_db_retry(
             lambda: submission_grading.submissions_requeue_abandoned(local_only=True)
         )

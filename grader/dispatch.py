@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from django.conf import settings
 from django.db.models import Exists, OuterRef, QuerySet
 from grading_engine.runner import Slow
 
@@ -21,6 +22,7 @@ from grader import submission_grading
 from grader.budgets import slow_after
 from grader.lanes import Hold, Lanes, lanes_get
 from grader.models import Submission
+from grader.process_runner import runner_get
 
 Status = Submission.Status
 CANDIDATES = 8  # heads read per claim: losing a race moves on to the next
@@ -64,6 +66,10 @@ def submission_dispatch(*, wake: Callable[[], None]) -> int:
     Returns how many it graded. `wake()` sends one more wake-up message when
     more work is waiting, so another thread or worker host joins in.
     """
+    if settings.GRADER_RUNNER == "pool":
+        # A worker still warming up claims nothing: the rows stay for the
+        # warm workers instead of waiting here, claimed, for this one.
+        runner_get()
     lanes = lanes_get()
     graded = 0
     while True:

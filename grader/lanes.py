@@ -1,8 +1,9 @@
 """This worker process's grading capacity: slots, lanes, and a burst for loops.
 
 GRADER_POOL_SIZE grades run at once. Heavy exercises may hold at most
-GRADER_HEAVY_SLOTS of them, so a burst of expensive exercises (or of loops
-in them) always leaves slots for the light ones. A grade still running
+GRADER_HEAVY_SLOTS of them (and, slow or not, never more than that plus the
+burst), so a burst of expensive exercises (or of loops in them) always
+leaves GRADER_POOL_SIZE - GRADER_HEAVY_SLOTS for the light ones. A grade still running
 after its expected time (grader.budgets.slow_after: most likely a loop) is
 dropped to the lowest CPU priority by the sandbox and stops counting: up to
 GRADER_BURST_SLOTS more grades may start meanwhile, so a handful of loops
@@ -36,6 +37,7 @@ class Hold:
     def release(self) -> None:
         with self.lanes.lock:
             self.lanes.total -= 1
+            self.lanes.heavy_total -= self.lane == HEAVY
             if not self.is_slow:
                 self.lanes.active[self.lane] -= 1
 
@@ -48,13 +50,17 @@ class Lanes:
         self.lock = threading.Lock()
         self.active = {LIGHT: 0, HEAVY: 0}  # running and not (yet) slow
         self.total = 0  # running, slow ones included
+        self.heavy_total = 0
 
     def _fits(self, lane: str) -> bool:
         if self.total >= self.slots + self.burst:
             return False
         if sum(self.active.values()) >= self.slots:
             return False
-        return lane != HEAVY or self.active[HEAVY] < self.heavy
+        if lane != HEAVY:
+            return True
+        room = self.heavy + self.burst
+        return self.active[HEAVY] < self.heavy and self.heavy_total < room
 
     def open_lanes(self) -> list[str]:
         """The lanes a grade could start in now ([] when there is no room)."""
@@ -68,6 +74,7 @@ class Lanes:
                 return None
             self.total += 1
             self.active[lane] += 1
+            self.heavy_total += lane == HEAVY
             return Hold(self, lane)
 
     def busy(self) -> bool:

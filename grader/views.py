@@ -125,5 +125,5 @@ def submission_cancel(request, submission_id):
     except services.CancelRefused as exc:
         messages.info(request, f"Not cancelled: {exc}.")
     else:
-        messages.success(request, "Cancelled. It does not count as an attempt.")
+        messages.success(request, "Cancelled.")
     return redirect("submission", submission_id=submission_id)

@@ -187,7 +187,7 @@
         });
         const body = await response.json().catch(() => ({}));
         if (response.ok) {
-          message.textContent = "Cancelled. It does not count as an attempt.";
+          message.textContent = ""; // the status line and the note say it
           handle(body);
         } else {
           message.textContent = body.detail || "Could not cancel (" + response.status + ").";

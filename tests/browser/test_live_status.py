@@ -86,3 +86,58 @@ def test_verdicts_appear_live_without_reloading(
     submit_and_watch(page, RIGHT, "passed")
     assert "FAIL" not in page.text_content("#checks")
     page.screenshot(path=str(ARTIFACTS / "submission-passed.png"), full_page=True)
+
+
+LOOP = "def tie_weights(model):\n    while True:\n        pass\n"
+
+
+def test_a_running_grade_shows_its_time_and_cancels_in_place(
+    browser_page, worker_stack, live_server, make_user
+):
+    from grader.models import Exercise, Submission
+
+    Exercise.objects.filter(slug="tie-weights").update(
+        options={"time_budget_seconds": 15}
+    )
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    make_user("lea")
+    page = browser_page
+    requests = []
+    page.on("request", lambda request: requests.append(request.url))
+    page.goto(live_server.url + "/accounts/login/")
+    page.fill("#id_username", "lea")
+    page.fill("#id_password", "pw-Secret-123")
+    page.click("main button[type=submit]")
+    page.wait_for_url(live_server.url + "/")
+    page.goto(live_server.url + "/exercises/tie-weights/")
+    assert "15 s per grade" in page.text_content("#time-budget")
+    page.fill("#code", LOOP)
+    page.click(".code-form button[type=submit]")
+    page.wait_for_url("**/submissions/**")
+    page.evaluate("window.__samePage = true")
+    page.wait_for_function(
+        "() => document.getElementById('status').textContent === 'running'",
+        timeout=180_000,
+    )
+    first = page.text_content("#elapsed")
+    page.wait_for_timeout(600)
+    later = page.text_content("#elapsed")
+    assert first.startswith("grading for ") and later.startswith("grading for ")
+    assert float(later.split()[2]) > float(first.split()[2])  # it ticks
+    assert page.text_content("#budget") == "15 s"
+    page.screenshot(path=str(ARTIFACTS / "submission-running.png"), full_page=True)
+
+    page.click("#cancel")
+    page.wait_for_function(
+        "() => document.getElementById('status').textContent === 'cancelled'",
+        timeout=30_000,
+    )
+    assert page.evaluate("window.__samePage === true"), "the page reloaded"
+    assert "does not count as an attempt" in page.text_content("#cancelled-note")
+    assert page.locator("#cancel-form").count() == 0
+    pk = page.url.rstrip("/").rsplit("/", 1)[1]
+    assert Submission.objects.get(pk=pk).status == "cancelled"
+    # pushed over the event stream: the page never had to poll the API
+    polled = [url for url in requests if url.endswith(f"/api/v1/submissions/{pk}/")]
+    assert polled == [] and any(url.endswith("/events/") for url in requests)
+    page.screenshot(path=str(ARTIFACTS / "submission-cancelled.png"), full_page=True)

@@ -86,6 +86,8 @@ def test_heavy_exercises_cannot_take_the_last_light_slot(queue, make_user):
     assert first.pk == h1.pk
     assert claim(lanes).pk == light.pk  # h2 is older, but heavy is full
     assert claim(lanes) is None and lanes.open_lanes() == []  # both slots busy
+    first.hold.slow()  # running long, but without burst slots it keeps its own
+    assert lanes.open_lanes() == []
     first.hold.release()
     assert claim(lanes).pk == h2.pk
 

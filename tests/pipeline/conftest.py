@@ -263,6 +263,15 @@ class Stack:
         self.workers.append(proc)
         return proc
 
+    def wait_ready(self, proc: subprocess.Popen, timeout: float = 180) -> None:
+        """Until the worker's sandbox pool is warm (it says so in its log)."""
+        wait_for(
+            lambda: "grading pool ready" in Path(proc.log_path).read_text(),
+            timeout=timeout,
+            interval=0.5,
+            what=f"worker {proc.pid} to warm up",
+        )
+
     def stop_workers(self) -> None:
         for proc in self.workers:
             if proc.poll() is None:
