@@ -35,6 +35,7 @@ LIGHT, HEAVY = Exercise.Lane.LIGHT, Exercise.Lane.HEAVY
 BUDGET_OPTION = "time_budget_seconds"
 LANE_OPTION = "lane"
 MIN_BUDGET_SECONDS = 0.5
+UNMEASURED = "the course-wide limit: this exercise is not measured yet"
 
 
 def budget_from_reference(reference_ms: float) -> float:
@@ -66,7 +67,7 @@ def exercise_budget(exercise: Exercise) -> Budget:
             f"{exercise.reference_ms / 1000:.2f} s, at least "
             f"{BUDGET_FLOOR_SECONDS:g} s",
         )
-    return Budget(cap, "the course-wide limit: this exercise is not measured yet")
+    return Budget(cap, UNMEASURED)
 
 
 SLOW_AFTER_SECONDS = 0.5

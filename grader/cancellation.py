@@ -95,7 +95,8 @@ class RunningGrades:
                 self.cancel(pk)
         except DatabaseError as exc:
             log.warning("cancel watcher cannot read the database: %s", exc)
-            connection.close()
+        finally:
+            connection.close()  # hold no connection between checks
 
 
 running_grades = RunningGrades()

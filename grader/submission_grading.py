@@ -206,6 +206,8 @@ def submission_promote_next(*, user_id: int) -> None:
 
 _measuring: dict[int, threading.Lock] = {}
 _measuring_lock = threading.Lock()
+_unmeasurable: dict[int, float] = {}  # exercise id -> when to try again
+RETRY_MEASURING_SECONDS = 600
 
 
 def _budget_for(exercise: Exercise) -> budgets.Budget:
@@ -213,7 +215,9 @@ def _budget_for(exercise: Exercise) -> budgets.Budget:
 
     Measured once per exercise (the first grade after it was loaded or its
     harness, solution or options changed) with this worker's warm runner;
-    the other threads of this process wait for that one measurement.
+    the other threads of this process wait for that one measurement. A
+    reference that fails to run leaves the cap in force, and is tried again
+    only after RETRY_MEASURING_SECONDS.
     """
     if not budgets.needs_measuring(exercise) or settings.GRADER_RUNNER != "pool":
         return budgets.exercise_budget(exercise)
@@ -221,11 +225,15 @@ def _budget_for(exercise: Exercise) -> budgets.Budget:
         lock = _measuring.setdefault(exercise.pk, threading.Lock())
     with lock:
         exercise.refresh_from_db()
-        if budgets.needs_measuring(exercise):
+        due = _unmeasurable.get(exercise.pk, 0.0) <= time.monotonic()
+        if budgets.needs_measuring(exercise) and due:
             from grader.process_runner import runner_get
-            from grader.verify import exercise_verify
+            from grader.verify import exercise_measure
 
-            exercise_verify(exercise=exercise, runner=runner_get(), repeats=3)
+            if exercise_measure(exercise=exercise, runner=runner_get()):
+                _unmeasurable.pop(exercise.pk, None)
+            else:
+                _unmeasurable[exercise.pk] = time.monotonic() + RETRY_MEASURING_SECONDS
     return budgets.exercise_budget(exercise)
 
 
@@ -248,8 +256,7 @@ def exercises_measure_unmeasured() -> int:
         while lanes_get().busy():
             time.sleep(0.05)
         if budgets.needs_measuring(exercise):
-            _budget_for(exercise)
-            measured += 1
+            measured += _budget_for(exercise).why != budgets.UNMEASURED
     return measured
 
 

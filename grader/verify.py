@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import logging
 import math
 from dataclasses import dataclass
 
@@ -24,6 +25,8 @@ from grader import budgets
 from grader.models import Exercise
 from grader.process_runner import runner_get
 from quiz.core.audit import Action, audit_changes, audit_record, audit_snapshot
+
+log = logging.getLogger(__name__)
 
 # Fixed so that a verification is reproducible: the same inputs always draw
 # the same cases, and a re-run tells you about the exercise, not the dice.
@@ -181,6 +184,27 @@ def exercise_verify(
     rest of the form).
     """
     result = _grade_solution(exercise, runner, repeats)
+    return _record(exercise, result, save=save)
+
+
+def exercise_measure(*, exercise: Exercise, runner, repeats: int = 3) -> bool:
+    """Measure a live exercise's budget, as a worker does before grading it.
+
+    A passing reference is recorded exactly as by exercise_verify; a failure
+    changes nothing: a busy or broken moment in a worker must not unpublish
+    an exercise learners are using (authors see failures when they verify,
+    in the admin or with `verify_exercises`). Returns whether it measured.
+    """
+    result = _grade_solution(exercise, runner, repeats)
+    if result["status"] != "passed":
+        outcome = VerifyOutcome(passed=False, verification=result)
+        log.warning("cannot measure %s: %s", exercise.slug, outcome.summary())
+        return False
+    _record(exercise, result, save=True)
+    return True
+
+
+def _record(exercise: Exercise, result: dict, *, save: bool) -> VerifyOutcome:
     passed = result["status"] == "passed"
     now = timezone.now()
     exercise.verification = {

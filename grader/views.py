@@ -63,7 +63,10 @@ def exercise_detail(request, slug: str):
 
 def _exercise_context(request, exercise: Exercise, code: str) -> dict:
     attempts = selectors.attempt_history(user=request.user, exercise=exercise)
-    latest = next((a for a in attempts if a.is_terminal), None)
+    # A cancelled attempt has no result to show: the latest graded one stands.
+    latest = next(
+        (a for a in attempts if a.is_terminal and a.status != "cancelled"), None
+    )
     checks = (
         check_feedback.checks_for_display(
             checks=latest.checks, fallback_lesson=exercise.lesson

@@ -136,3 +136,15 @@ def test_the_exercise_page_and_the_api_show_the_budget(client, learner, block_ex
         "why": "10× the reference solution's 0.06 s, at least 1.5 s",
     }
     assert detail["lane"] == "light"
+
+
+@pytest.mark.slow
+def test_a_failing_measurement_in_a_worker_unpublishes_nothing(block_exercise):
+    from grader.verify import exercise_measure
+
+    block_exercise.solution = "def block_param_count(n_embd):\n    return 0\n"
+    block_exercise.save()
+    assert not exercise_measure(exercise=block_exercise, runner=SubprocessRunner())
+    row = Exercise.objects.get()
+    assert row.published and row.time_budget_seconds is None
+    assert row.verification == {}  # an author's verification is not replaced

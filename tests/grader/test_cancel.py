@@ -144,3 +144,19 @@ def test_a_cancelled_submission_is_not_a_graded_attempt(learner, block_exercise)
         row(learner, block_exercise, "cancelled")
     access = solution_access(user=learner, exercise=block_exercise)
     assert access.graded == 0 and not access.shown
+
+
+def test_the_exercise_page_shows_the_latest_graded_result_not_a_cancel(
+    client, learner, block_exercise
+):
+    graded = row(learner, block_exercise, "failed")
+    Submission.objects.filter(pk=graded.pk).update(
+        checks=[{"name": "count", "passed": False, "message": "off by 13"}]
+    )
+    row(learner, block_exercise, "cancelled")  # newer
+    client.force_login(learner)
+    page = client.get(reverse("exercise", args=[block_exercise.slug])).content
+    text = page.decode()
+    assert 'Latest result: <span class="status-failed">failed</span>' in text
+    assert "off by 13" in text
+    assert text.count('class="status-cancelled"') == 1  # in the attempts table

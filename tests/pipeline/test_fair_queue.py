@@ -107,9 +107,7 @@ def test_heavy_loops_leave_a_slot_for_a_light_answer(stack, make_user):
     heavy = with_options("gpt2-forward", lane="heavy", time_budget_seconds=3)
     light = with_options("block-param-count", time_budget_seconds=15)
     stack.wait_ready(stack.start_worker(slots=2, GRADER_BURST_SLOTS="0"))
-    loops = [
-        submit(make_user(f"h{n}"), heavy, loop("gpt2_forward")) for n in range(3)
-    ]
+    loops = [submit(make_user(f"h{n}"), heavy, loop("gpt2_forward")) for n in range(3)]
     answer = submit(make_user("lin"), light, BLOCK_RIGHT)
     *loops, answer = finished([*loops, answer])
     assert [r.lane for r in loops] == ["heavy"] * 3 and answer.lane == "light"
