@@ -179,3 +179,9 @@ def ensure_database(url: str) -> None:
             "SELECT 1 FROM pg_database WHERE datname = %s", [name]
         ).fetchone():
             conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def pct(values: list[float], q: float) -> float:
+    """The q-quantile of `values` (nearest rank)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]

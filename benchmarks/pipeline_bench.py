@@ -20,17 +20,12 @@ import tempfile
 import threading
 import time
 
-from bench_stack import TERMINAL, Bench, ensure_database
+from bench_stack import TERMINAL, Bench, ensure_database, pct
 
 TIE = (
     "def tie_weights(model):\n    model.lm_head.weight = model.transformer.wte.weight\n"
 )
 LIGHT = "def block_param_count(n_embd):\n    return 12 * n_embd**2 + 13 * n_embd\n"
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def main() -> None:

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
-from bench_stack import ROOT, TERMINAL, Bench, ensure_database
+from bench_stack import ROOT, TERMINAL, Bench, ensure_database, pct
 
 LIGHT = ["tie-weights", "count-params", "kv-cache-bytes", "block-param-count",
          "gpt2-param-count", "softmax-temperature", "embed-tokens"]  # fmt: skip
@@ -200,11 +200,6 @@ class PeakMemory(threading.Thread):
             now["total"] = now["workers"] + now["sandboxes"]
             self.peak = {k: max(v, now[k]) for k, v in self.peak.items()}
             self.stop.wait(0.5)
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def summary(values: list[float], unit: float = 1.0, fmt: str = "{:.2f}") -> str:

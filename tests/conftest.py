@@ -253,3 +253,33 @@ def _close_connections_of_this_context() -> None:
         for connection in connections.all(initialized_only=True):
             if not connection.in_atomic_block:  # never a test's open transaction
                 connection.close()
+
+
+@pytest.fixture
+def db_stack(transactional_db, settings):
+    """Real workers on this test's own database, with a queue of their own.
+
+    This process sends its wake-ups to that queue too; the workers a test
+    starts (`db_stack.start_worker()`) are stopped at its end.
+    """
+    from django.db import connection
+
+    from tests.pipeline.conftest import Stack
+
+    name = connection.settings_dict["NAME"]
+    stack = Stack(
+        database_url=f"postgres://postgres@127.0.0.1:5432/{name}",
+        redis_url=os.environ["REDIS_URL"],
+    )
+    settings.CELERY_TASK_DEFAULT_QUEUE = stack.queue
+    yield stack
+    stack.stop_workers()
+
+
+def sign_in(page, base: str, username: str, password: str = "pw-Secret-123"):
+    """Log in through the real form, as a person would."""
+    page.goto(base + "/accounts/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.click("main button[type=submit]")
+    page.wait_for_url(base + "/")

@@ -9,7 +9,6 @@ artifacts/screenshots/.
 
 from __future__ import annotations
 
-import os
 import time
 
 import pytest
@@ -19,7 +18,6 @@ from quiz.content.diagnoses import diagnosis_load
 from quiz.content.loader import content_load
 from quiz.models import FollowUp, ReviewCard
 from tests.conftest import PROJECT_ROOT
-from tests.pipeline.conftest import Stack
 
 pytestmark = [
     pytest.mark.browser,
@@ -53,20 +51,11 @@ def browser(browser):
 
 
 @pytest.fixture
-def worker_stack(transactional_db, settings):
-    from django.db import connection
-
+def worker_stack(db_stack):
     content_load(root=PROJECT_ROOT / "content")
     diagnosis_load(path=PROJECT_ROOT / "content" / "diagnoses.yaml")
-    name = connection.settings_dict["NAME"]
-    stack = Stack(
-        database_url=f"postgres://postgres@127.0.0.1:5432/{name}",
-        redis_url=os.environ["REDIS_URL"],
-    )
-    settings.CELERY_TASK_DEFAULT_QUEUE = stack.queue
-    stack.start_worker()
-    yield stack
-    stack.stop_workers()
+    db_stack.start_worker()
+    return db_stack
 
 
 def shot(page, name: str) -> None:

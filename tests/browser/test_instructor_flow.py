@@ -4,15 +4,13 @@ instructor's progress matrix shows the pass after a reload."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from grader.models import Exercise
 from quiz.content.loader import content_load
-from tests.conftest import PROJECT_ROOT, ContentTreeBuilder
-from tests.pipeline.conftest import Stack
+from tests.conftest import PROJECT_ROOT, ContentTreeBuilder, sign_in
 
 pytestmark = [
     pytest.mark.browser,
@@ -44,27 +42,10 @@ def load_tie_weights_course(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def worker_stack(transactional_db, settings, tmp_path):
-    from django.db import connection
-
+def worker_stack(db_stack, tmp_path):
     load_tie_weights_course(tmp_path)
-    name = connection.settings_dict["NAME"]
-    stack = Stack(
-        database_url=f"postgres://postgres@127.0.0.1:5432/{name}",
-        redis_url=os.environ["REDIS_URL"],
-    )
-    settings.CELERY_TASK_DEFAULT_QUEUE = stack.queue
-    stack.start_worker()
-    yield stack
-    stack.stop_workers()
-
-
-def sign_in(page, base: str, username: str) -> None:
-    page.goto(base + "/accounts/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", PASSWORD)
-    page.click("main button[type=submit]")
-    page.wait_for_url(base + "/")
+    db_stack.start_worker()
+    return db_stack
 
 
 def exercises_cell(page, learner: str, lesson: str) -> str:

@@ -3,13 +3,10 @@ each verdict appear on the page without a reload, graded by a real worker."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from quiz.content.loader import content_load
-from tests.conftest import PROJECT_ROOT
-from tests.pipeline.conftest import Stack
+from tests.conftest import PROJECT_ROOT, sign_in
 
 pytestmark = [
     pytest.mark.browser,
@@ -35,19 +32,10 @@ def browser_page(browser):
 
 
 @pytest.fixture
-def worker_stack(transactional_db, settings):
-    from django.db import connection
-
+def worker_stack(db_stack):
     content_load(root=PROJECT_ROOT / "content")
-    name = connection.settings_dict["NAME"]
-    stack = Stack(
-        database_url=f"postgres://postgres@127.0.0.1:5432/{name}",
-        redis_url=os.environ["REDIS_URL"],
-    )
-    settings.CELERY_TASK_DEFAULT_QUEUE = stack.queue
-    stack.start_worker()
-    yield stack
-    stack.stop_workers()
+    db_stack.start_worker()
+    return db_stack
 
 
 def submit_and_watch(page, code: str, expected: str) -> None:
@@ -70,11 +58,7 @@ def test_verdicts_appear_live_without_reloading(
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     make_user("lea")
     page = browser_page
-    page.goto(live_server.url + "/accounts/login/")
-    page.fill("#id_username", "lea")
-    page.fill("#id_password", "pw-Secret-123")
-    page.click("main button[type=submit]")
-    page.wait_for_url(live_server.url + "/")
+    sign_in(page, live_server.url, "lea")
     page.goto(live_server.url + "/exercises/tie-weights/")
     page.screenshot(path=str(ARTIFACTS / "exercise.png"), full_page=True)
 
@@ -104,11 +88,7 @@ def test_a_running_grade_shows_its_time_and_cancels_in_place(
     page = browser_page
     requests = []
     page.on("request", lambda request: requests.append(request.url))
-    page.goto(live_server.url + "/accounts/login/")
-    page.fill("#id_username", "lea")
-    page.fill("#id_password", "pw-Secret-123")
-    page.click("main button[type=submit]")
-    page.wait_for_url(live_server.url + "/")
+    sign_in(page, live_server.url, "lea")
     page.goto(live_server.url + "/exercises/tie-weights/")
     assert "15 s per grade" in page.text_content("#time-budget")
     page.fill("#code", LOOP)

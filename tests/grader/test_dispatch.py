@@ -131,6 +131,16 @@ def test_a_claimed_row_names_its_worker_and_counts_the_attempt(queue, make_user)
     assert submission_grading.claim(row.pk) is None  # never twice
 
 
+def left_running(row, *, by: str, attempts: int = 1, ago: timedelta = timedelta()):
+    """The row as a worker `by` (host:pid) left it, mid-grade, `ago`."""
+    Submission.objects.filter(pk=row.pk).update(
+        status="running",
+        grading_attempts=attempts,
+        claimed_by=by,
+        started_at=timezone.now() - ago,
+    )
+
+
 def dead_pid() -> int:
     pid = os.fork()
     if pid == 0:
@@ -141,12 +151,7 @@ def dead_pid() -> int:
 
 def test_a_row_left_running_by_a_dead_worker_goes_back_in_line(queue, make_user):
     row = queue(make_user("ann"))
-    Submission.objects.filter(pk=row.pk).update(
-        status="running",
-        grading_attempts=1,
-        claimed_by=f"{socket.gethostname()}:{dead_pid()}",
-        started_at=timezone.now(),
-    )
+    left_running(row, by=f"{socket.gethostname()}:{dead_pid()}")
     assert submission_grading.submissions_requeue_abandoned(local_only=True) == 1
     row.refresh_from_db()
     assert row.status == "queued" and row.claimed_by == ""
@@ -156,11 +161,11 @@ def test_a_row_left_running_by_a_dead_worker_goes_back_in_line(queue, make_user)
 def test_a_row_abandoned_twice_ends_as_the_graders_fault(queue, make_user):
     ann = make_user("ann")
     row, after = queue(ann), queue(ann)
-    Submission.objects.filter(pk=row.pk).update(
-        status="running",
-        grading_attempts=submission_grading.MAX_GRADING_ATTEMPTS,
-        claimed_by="elsewhere:1",
-        started_at=timezone.now() - timedelta(hours=1),  # lease long expired
+    left_running(
+        row,
+        by="elsewhere:1",
+        attempts=submission_grading.MAX_GRADING_ATTEMPTS,
+        ago=timedelta(hours=1),  # its lease long expired
     )
     assert submission_grading.submissions_requeue_abandoned() == 1
     row.refresh_from_db()
@@ -171,12 +176,7 @@ def test_a_row_abandoned_twice_ends_as_the_graders_fault(queue, make_user):
 
 def test_a_live_workers_row_is_left_alone(queue, make_user):
     row = queue(make_user("ann"))
-    Submission.objects.filter(pk=row.pk).update(
-        status="running",
-        grading_attempts=1,
-        claimed_by=f"{socket.gethostname()}:{os.getpid()}",
-        started_at=timezone.now(),
-    )
+    left_running(row, by=f"{socket.gethostname()}:{os.getpid()}")
     assert submission_grading.submissions_requeue_abandoned(local_only=True) == 0
     assert submission_grading.submissions_requeue_abandoned() == 0
     assert Submission.objects.get(pk=row.pk).status == "running"

@@ -7,17 +7,14 @@ timestamps), never how fast: the figures live in benchmarks/surge_bench.py.
 
 from __future__ import annotations
 
-import os
-
 import pytest
-from django.db import connection
 
 from grader.budgets import exercise_budget
 from grader.models import Exercise, Submission
 from grader.services import submission_cancel, submission_create
 from quiz.content.loader import content_load
 from tests.conftest import PROJECT_ROOT
-from tests.pipeline.conftest import Stack, wait_for
+from tests.pipeline.conftest import wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -38,16 +35,9 @@ def loop(entry_point: str) -> str:
 
 
 @pytest.fixture
-def stack(transactional_db, settings):
+def stack(db_stack):
     content_load(root=PROJECT_ROOT / "content")
-    name = connection.settings_dict["NAME"]
-    stack = Stack(
-        database_url=f"postgres://postgres@127.0.0.1:5432/{name}",
-        redis_url=os.environ["REDIS_URL"],
-    )
-    settings.CELERY_TASK_DEFAULT_QUEUE = stack.queue  # this process sends there
-    yield stack
-    stack.stop_workers()
+    return db_stack
 
 
 def with_options(slug: str, **options) -> Exercise:

@@ -49,11 +49,8 @@ def exercises(transactional_db):
 
 
 @pytest.fixture
-def stack(exercises, settings):
-    stack = Stack(database_url=db_url_of_this_test(), redis_url=os.environ["REDIS_URL"])
-    settings.CELERY_TASK_DEFAULT_QUEUE = stack.queue  # this process sends there too
-    yield stack
-    stack.stop_workers()
+def stack(exercises, db_stack):
+    return db_stack
 
 
 def status_of(pk) -> str:
