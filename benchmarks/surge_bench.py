@@ -350,10 +350,12 @@ def main() -> None:
         ]  # fmt: skip
         clients = [Client(bench.port, token) for token in tokens]
         measured = bench.wait_until_measured()
+        burst = os.environ.get("GRADER_BURST_SLOTS", str(2 * args.slots))
         print(
-            f"== {args.workers} worker(s) x {args.slots} slots on {os.cpu_count()} "
-            f"cores; budgets measured {time.monotonic() - started:.0f} s after "
-            f"start ({measured:.0f} s of waiting)"
+            f"== {args.workers} worker(s) x {args.slots} slots (+{burst} burst) on "
+            f"{os.cpu_count()} cores; budgets measured "
+            f"{time.monotonic() - started:.0f} s after start ({measured:.0f} s of "
+            "waiting)"
         )
         for client in clients[learners:]:  # each worker warm, each learner once
             _, body = client.request(

@@ -230,7 +230,7 @@ GRADER_POOL_SIZE = envint("GRADER_POOL_SIZE", 2, minimum=1)
 GRADER_HEAVY_SLOTS = envint(
     "GRADER_HEAVY_SLOTS", max(1, GRADER_POOL_SIZE // 2), minimum=1
 )
-GRADER_BURST_SLOTS = envint("GRADER_BURST_SLOTS", GRADER_POOL_SIZE, minimum=0)
+GRADER_BURST_SLOTS = envint("GRADER_BURST_SLOTS", 2 * GRADER_POOL_SIZE, minimum=0)
 CELERY_WORKER_CONCURRENCY = GRADER_POOL_SIZE + GRADER_BURST_SLOTS
 # The cap of every exercise's time budget (grader.budgets), and of one grade.
 GRADER_TIMEOUT_SECONDS = envint("GRADER_TIMEOUT_SECONDS", 60, minimum=1)

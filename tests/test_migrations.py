@@ -248,3 +248,38 @@ def test_old_diagnosis_admin_links_lead_to_the_new_place(client):
     )
     listing = client.get("/admin/grader/diagnosis/")
     assert listing["Location"] == "/admin/quiz/diagnosis/"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_learner_graded_in_two_slots_keeps_one_running_after_the_migration():
+    """Before grader 0006 a learner could have two rows running at once; the
+    one-running-per-learner constraint then needs one of them back in line."""
+    before_queue = [("grader", "0005_diagnosis_to_quiz")]
+    try:
+        _migrate(before_queue)
+        old = MigrationExecutor(connection).loader.project_state(before_queue).apps
+        user = old.get_model("auth", "User").objects.create(username="lea")
+        exercise = old.get_model("grader", "Exercise").objects.create(
+            slug="x", title="X", harness="tie-weights", entry_point="f",
+            signature="f()", prompt="p", starter="s", solution="s",
+        )  # fmt: skip
+        rows = [
+            old.get_model("grader", "Submission").objects.create(
+                user=user,
+                exercise=exercise,
+                code="c",
+                seed=1,
+                status="running",
+                claimed_by="host:1",
+                started_at=WHEN + dt.timedelta(seconds=n),
+            )  # fmt: skip
+            for n in range(2)
+        ]
+        _migrate(_latest())
+        from grader.models import Submission
+
+        first, second = (Submission.objects.get(pk=row.pk) for row in rows)
+        assert first.status == "running" and first.claimed_by == "host:1"
+        assert second.status == "queued" and second.claimed_by == ""
+    finally:
+        _migrate(_latest())
