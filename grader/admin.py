@@ -5,6 +5,7 @@ from django.contrib import admin, messages
 from django.utils.html import format_html, format_html_join
 from grading_engine.exercises.base import load_harness
 
+from grader.budgets import exercise_budget, exercise_lane
 from grader.models import Exercise
 from grader.verify import (
     exercise_is_verified,
@@ -21,8 +22,9 @@ class ExerciseForm(ContentForm):
         model = Exercise
         fields = "__all__"
         help_texts = {
-            "options": 'Tolerance overrides, e.g. {"rtol": 1e-4, "atol": 1e-5}; '
-            "only for harnesses that compare tensors.",
+            "options": 'Overrides, e.g. {"rtol": 1e-4, "atol": 1e-5} (tolerances, '
+            'for harnesses that compare tensors), {"time_budget_seconds": 5} '
+            '(instead of the measured budget) or {"lane": "heavy"}.',
             "published": "Published only if the reference solution passes its own "
             "checks when you save.",
         }
@@ -91,7 +93,12 @@ class ExerciseAdmin(AuditedAdminMixin, MarkdownPreviewMixin, admin.ModelAdmin):
     list_select_related = ["lesson"]
     search_fields = ["slug", "title", "prompt"]
     autocomplete_fields = ["lesson"]
-    readonly_fields = ["verified_at", "verification_report", "source_path"]
+    readonly_fields = [
+        "verified_at",
+        "verification_report",
+        "time_budget",
+        "source_path",
+    ]
     markdown_fields = ("prompt",)
     actions = ["verify_selected"]
     fieldsets = [
@@ -101,13 +108,25 @@ class ExerciseAdmin(AuditedAdminMixin, MarkdownPreviewMixin, admin.ModelAdmin):
         ("Answers", {"fields": ["solution", "wrong_solutions"]}),
         (
             "Verification",
-            {"fields": ["verified_at", "verification_report", "source_path"]},
+            {
+                "fields": [
+                    "verified_at",
+                    "verification_report",
+                    "time_budget",
+                    "source_path",
+                ]
+            },
         ),
     ]
 
     @admin.display(boolean=True, description="Verified")
     def verified(self, obj: Exercise) -> bool:
         return exercise_is_verified(exercise=obj)
+
+    @admin.display(description="Time budget")
+    def time_budget(self, obj: Exercise) -> str:
+        budget = exercise_budget(obj)
+        return f"{budget.label} per grade ({budget.why}); lane: {exercise_lane(obj)}"
 
     @admin.display(description="Last reference-solution grade")
     def verification_report(self, obj: Exercise):

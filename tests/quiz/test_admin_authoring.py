@@ -252,6 +252,10 @@ def test_saving_a_passing_exercise_publishes_it_verified(client, admin_user):
     assert exercise.verified_at is not None
     assert exercise.verification["status"] == "passed"
     assert "the reference solution passed all" in response.content.decode()
+    # the save measured its time budget, which the change page shows
+    assert exercise.reference_ms > 0 and exercise.time_budget_seconds >= 1.5
+    page = client.get(reverse("admin:grader_exercise_change", args=[exercise.pk]))
+    assert f"{exercise.time_budget_seconds:g} s per grade (10×" in page.content.decode()
 
 
 @pytest.mark.slow
@@ -291,6 +295,8 @@ def test_saving_a_failing_exercise_keeps_it_unpublished_and_says_why(
         ({"entry_point": "not a name"}, "is not a Python function name"),
         ({"options": '{"rtol": 0.1}'}, "unknown option &#x27;rtol&#x27;"),
         ({"options": "[1, 2]"}, "options must be a JSON object"),
+        ({"options": '{"time_budget_seconds": 0}'}, "must be a number of seconds"),
+        ({"options": '{"lane": "fast"}'}, "&#x27;lane&#x27; must be &quot;light&quot;"),
         ({"wrong_solutions": '[{"name": "x"}]'}, "needs text &#x27;name&#x27;"),
         ({"options": "{not json"}, "Enter a valid JSON"),
     ],

@@ -140,7 +140,7 @@ class Zygote:
             return self._await_ready(parent, slot, scratch)
         except BaseException:
             parent.close()
-            if scratch is not None:
+            if scratch is not None and os.path.isdir(scratch):
                 os.rmdir(scratch)
             raise
 
