@@ -75,6 +75,21 @@ def submission_queue_position(submission: Submission) -> int | None:
     return ahead + 1
 
 
+def submission_waits_behind_own(submission: Submission) -> bool:
+    """Queued behind an earlier submission of the same learner (queued or running).
+
+    Such a submission waits for its learner's own line, not for a free
+    grader: one learner never holds two grading slots.
+    """
+    if submission.status != Submission.Status.QUEUED:
+        return False
+    return Submission.objects.filter(
+        user_id=submission.user_id,
+        status__in=Submission.OUTSTANDING,
+        created_at__lt=submission.created_at,
+    ).exists()
+
+
 @dataclass(frozen=True)
 class SolutionAccess:
     """Whether the reference solution is shown, and why (for the page's note)."""

@@ -112,6 +112,7 @@ def submission_detail(request, submission_id):
             "mistakes": check_feedback.mistakes_from(checks),
             "solution": selectors.solution_access(user=request.user, exercise=exercise),
             "budget_seconds": budget,
+            "behind_own": selectors.submission_waits_behind_own(submission),
             "own": submission.user_id == request.user.pk,
         },
     )

@@ -8,6 +8,7 @@ from rest_framework import serializers
 
 from grader.budgets import exercise_budget, exercise_lane
 from grader.models import Exercise, Submission
+from grader.selectors import submission_waits_behind_own
 
 
 class ExerciseListSerializer(serializers.ModelSerializer):
@@ -90,6 +91,10 @@ class SubmissionSerializer(serializers.ModelSerializer):
         help_text="Place among your own queued submissions (1 = your next to be "
         "graded); null once grading started. Others' submissions are not counted.",
     )
+    waiting_for = serializers.SerializerMethodField(
+        help_text='While queued: "your earlier submission" (it waits behind your '
+        'own, one grading slot per learner) or "a free grader"; null after.'
+    )
     timings = serializers.SerializerMethodField()
     time_budget_seconds = serializers.SerializerMethodField(
         help_text="The wall-clock budget of its grade (the exercise's, until it "
@@ -112,6 +117,7 @@ class SubmissionSerializer(serializers.ModelSerializer):
             "stdout",
             "stderr",
             "queue_position",
+            "waiting_for",
             "created_at",
             "started_at",
             "finished_at",
@@ -140,6 +146,13 @@ class SubmissionSerializer(serializers.ModelSerializer):
             if obj.is_terminal
             else ms(obj.started_at or obj.created_at, now),
         }
+
+    def get_waiting_for(self, obj: Submission) -> str | None:
+        if obj.status != Submission.Status.QUEUED:
+            return None
+        if submission_waits_behind_own(obj):
+            return "your earlier submission"
+        return "a free grader"
 
     def get_time_budget_seconds(self, obj: Submission) -> float:
         if obj.time_budget_seconds is not None:

@@ -18,6 +18,8 @@
     created: Date.parse(root.dataset.created),
     started: root.dataset.started ? Date.parse(root.dataset.started) : null,
     budget: Number(root.dataset.budget),
+    // One grading slot per learner: "your earlier submission" or "a free grader".
+    waitingFor: el("timing") ? el("timing").dataset.waitingFor : "a free grader",
     offset: Date.parse(root.dataset.serverTime) - Date.now(), // server - client
     done: false,
   };
@@ -33,7 +35,7 @@
     elapsed.textContent =
       state.status === "running" && state.started
         ? "grading for " + seconds(now - state.started)
-        : "waiting for a grader for " + seconds(now - state.created);
+        : "waiting for " + state.waitingFor + " (" + seconds(now - state.created) + ")";
     if (el("budget")) el("budget").textContent = state.budget + " s";
   }
 
@@ -119,6 +121,7 @@
     if (data.server_time) state.offset = Date.parse(data.server_time) - Date.now();
     if (data.started_at) state.started = Date.parse(data.started_at);
     if (data.time_budget_seconds) state.budget = data.time_budget_seconds;
+    if (data.waiting_for) state.waitingFor = data.waiting_for;
     state.status = data.status;
     if (TERMINAL.has(data.status)) {
       finish(data);

@@ -267,3 +267,15 @@ def test_the_openapi_schema_validates_without_warnings(tmp_path):
     out = tmp_path / "schema.yaml"
     call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(out))
     assert "/api/v1/exercises/{slug}/submissions/" in out.read_text()
+
+
+def test_a_queued_submission_says_what_it_waits_for(api, exercise, learner):
+    first = submit(api).json()
+    assert api.get(first["url"]).json()["waiting_for"] == "a free grader"
+    Submission.objects.filter(pk=first["id"]).update(status="running")
+    second = submit(api).json()  # while the first is being graded
+    assert second["status"] == "queued"
+    detail = api.get(second["url"]).json()
+    assert detail["waiting_for"] == "your earlier submission"
+    assert detail["queue_position"] == 1
+    assert api.get(first["url"]).json()["waiting_for"] is None

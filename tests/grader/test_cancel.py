@@ -160,3 +160,13 @@ def test_the_exercise_page_shows_the_latest_graded_result_not_a_cancel(
     assert 'Latest result: <span class="status-failed">failed</span>' in text
     assert "off by 13" in text
     assert text.count('class="status-cancelled"') == 1  # in the attempts table
+
+
+def test_the_page_says_a_submission_waits_behind_the_learners_own(
+    client, learner, block_exercise
+):
+    row(learner, block_exercise, "running")
+    waiting = row(learner, block_exercise)
+    client.force_login(learner)
+    page = client.get(reverse("submission", args=[waiting.pk])).content.decode()
+    assert "waiting for your earlier submission" in page
