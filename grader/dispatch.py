@@ -53,7 +53,11 @@ def _claim_next(lanes: Lanes) -> tuple[Submission, Hold, bool] | None:
         hold = lanes.take(lane)
         if hold is None:
             continue
-        submission = submission_grading.claim(pk)
+        try:
+            submission = submission_grading.claim(pk)
+        except BaseException:
+            hold.release()  # a database error must not leak the slot
+            raise
         if submission is not None:
             return submission, hold, index + 1 < len(heads)
         hold.release()

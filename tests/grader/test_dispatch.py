@@ -180,3 +180,20 @@ def test_a_live_workers_row_is_left_alone(queue, make_user):
     assert submission_grading.submissions_requeue_abandoned(local_only=True) == 0
     assert submission_grading.submissions_requeue_abandoned() == 0
     assert Submission.objects.get(pk=row.pk).status == "running"
+
+
+def test_a_database_error_while_claiming_gives_the_slot_back(
+    queue, make_user, monkeypatch
+):
+    from django.db import OperationalError
+
+    queue(make_user("ann"))
+    lanes = Lanes(slots=1, heavy=1)
+
+    def down(pk):
+        raise OperationalError("the database is restarting")
+
+    monkeypatch.setattr(submission_grading, "claim", down)
+    with pytest.raises(OperationalError):
+        dispatch._claim_next(lanes)
+    assert lanes.open_lanes() == [LIGHT, HEAVY]  # nothing held
