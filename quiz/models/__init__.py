@@ -10,9 +10,19 @@ from quiz.content.models import (
 )
 from quiz.core.models import AuditEntry
 from quiz.learning.models import LessonRead, QuestionAttempt, ReviewCard, ReviewLog
-from quiz.teaching.models import Cohort, CohortMembership
+from quiz.teaching.models import (
+    Assignment,
+    AssignmentExtension,
+    AssignmentItem,
+    Cohort,
+    CohortMembership,
+    ScoreOverride,
+)
 
 __all__ = [
+    "Assignment",
+    "AssignmentExtension",
+    "AssignmentItem",
     "AuditEntry",
     "Cohort",
     "CohortMembership",
@@ -25,5 +35,6 @@ __all__ = [
     "QuestionAttempt",
     "ReviewCard",
     "ReviewLog",
+    "ScoreOverride",
     "Section",
 ]

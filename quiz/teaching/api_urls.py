@@ -3,6 +3,7 @@
 from django.urls import path
 
 from quiz.teaching import api as views
+from quiz.teaching.assignments import api as assignments
 from quiz.teaching.matrix.api import CohortMatrixView
 
 urlpatterns = [
@@ -21,5 +22,30 @@ urlpatterns = [
         "cohorts/<int:cohort_id>/analytics/",
         views.CohortAnalyticsView.as_view(),
         name="api-cohort-analytics",
+    ),
+    path(
+        "cohorts/<int:cohort_id>/assignments/",
+        assignments.CohortAssignmentsView.as_view(),
+        name="api-cohort-assignments",
+    ),
+    path(
+        "assignments/<int:assignment_id>/",
+        assignments.AssignmentView.as_view(),
+        name="api-assignment",
+    ),
+    path(
+        "assignments/<int:assignment_id>/gradebook/",
+        assignments.AssignmentGradebookView.as_view(),
+        name="api-assignment-gradebook",
+    ),
+    path(
+        "assignments/<int:assignment_id>/extensions/",
+        assignments.AssignmentExtensionsView.as_view(),
+        name="api-assignment-extensions",
+    ),
+    path(
+        "assignments/<int:assignment_id>/overrides/",
+        assignments.AssignmentOverridesView.as_view(),
+        name="api-assignment-overrides",
     ),
 ]

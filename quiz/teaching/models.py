@@ -39,3 +39,155 @@ class CohortMembership(models.Model):
                 fields=["cohort", "user"], name="cohort_member_once"
             )
         ]
+
+
+class Assignment(models.Model):
+    """Graded work for a cohort: exercises and lessons, due at a time."""
+
+    class LatePolicy(models.TextChoices):
+        NONE = "none", "Late work counts in full"
+        PENALTY = "penalty", "A penalty per day late, up to a cap"
+        NO_CREDIT = "no_credit", "No credit after the due date"
+
+    cohort = models.ForeignKey(
+        Cohort, on_delete=models.PROTECT, related_name="assignments"
+    )
+    title = models.CharField(max_length=200)
+    opens_at = models.DateTimeField(help_text="When learners see it (UTC).")
+    due_at = models.DateTimeField(help_text="When it is due (UTC).")
+    late_policy = models.CharField(
+        max_length=10, choices=LatePolicy.choices, default=LatePolicy.NONE
+    )
+    penalty_per_day = models.FloatField(
+        default=0.0, help_text="Share of an item's credit lost per day late (0-1)."
+    )
+    penalty_cap = models.FloatField(
+        default=1.0, help_text="The most that lateness may take (0-1)."
+    )
+    archived_at = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        related_name="assignments_created",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["due_at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(due_at__gte=models.F("opens_at")),
+                name="assignment_due_after_opening",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(penalty_per_day__gte=0, penalty_per_day__lte=1)
+                & models.Q(penalty_cap__gte=0, penalty_cap__lte=1),
+                name="assignment_penalty_in_unit_interval",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class AssignmentItem(models.Model):
+    """One exercise, or one lesson whose self-checks count, in an assignment."""
+
+    class Kind(models.TextChoices):
+        EXERCISE = "exercise"
+        LESSON = "lesson"
+
+    assignment = models.ForeignKey(
+        Assignment, on_delete=models.CASCADE, related_name="items"
+    )
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    exercise = models.ForeignKey(
+        "grader.Exercise", on_delete=models.PROTECT, null=True, blank=True
+    )
+    lesson = models.ForeignKey(
+        "quiz.Lesson", on_delete=models.PROTECT, null=True, blank=True
+    )
+    weight = models.FloatField(default=1.0, help_text="Points this item is worth.")
+    order = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["order", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(
+                    models.Q(kind="exercise", exercise__isnull=False, lesson=None)
+                    | models.Q(kind="lesson", lesson__isnull=False, exercise=None)
+                ),
+                name="assignment_item_names_one_thing",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(weight__gt=0), name="assignment_item_weight_positive"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.label
+
+    @property
+    def label(self) -> str:
+        target = self.exercise if self.kind == self.Kind.EXERCISE else self.lesson
+        return f"{self.kind}: {target.slug if target else '?'}"
+
+
+class AssignmentExtension(models.Model):
+    """A later due date for one learner."""
+
+    assignment = models.ForeignKey(
+        Assignment, on_delete=models.CASCADE, related_name="extensions"
+    )
+    learner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="extensions"
+    )
+    due_at = models.DateTimeField()
+    granted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    granted_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["assignment", "learner"], name="one_extension_per_learner"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.assignment}: {self.learner} until {self.due_at:%Y-%m-%d %H:%M}"
+
+
+class ScoreOverride(models.Model):
+    """An instructor's score for one item of one learner, with the reason."""
+
+    item = models.ForeignKey(
+        AssignmentItem, on_delete=models.CASCADE, related_name="overrides"
+    )
+    learner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="overrides"
+    )
+    score = models.FloatField()
+    reason = models.TextField()
+    set_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    set_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["item", "learner"], name="one_override_per_item_and_learner"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(score__gte=0, score__lte=1),
+                name="override_score_in_unit_interval",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.item} for {self.learner}: {self.score:g}"

@@ -1,0 +1,227 @@
+"""How every figure of the gradebook is computed (docs/gradebook.md says it in prose).
+
+- A learner's due date is the assignment's, or their extension's.
+- An attempt is on time when it was *submitted* at or before that moment
+  (a grade that finishes after the deadline still counts on time).
+- Late attempts keep `lateness_factor` of their credit: all of it (policy
+  "none"), none ("no_credit"), or 1 - min(cap, per_day x days late), days
+  rounded up ("penalty").
+- An exercise item scores its best credit over all graded attempts (the
+  checks' score, 0-1, times the factor): a later, worse attempt never lowers
+  it, and a late attempt only counts where it beats the on-time best.
+- A lesson item scores the share of its self-checks whose first answer was
+  right, each first answer weighed by its own lateness.
+- An instructor's override replaces the item's score.
+- The assignment's score is the weighted mean of its items' scores (weights
+  are points): points = sum(weight x score), out of sum(weight).
+Scores are computed from the rows each time, so a regrade or an override is
+in the gradebook at once.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from grader.models import Submission
+from quiz.content.models import Question
+from quiz.learning.models import QuestionAttempt
+from quiz.teaching.models import (
+    Assignment,
+    AssignmentExtension,
+    AssignmentItem,
+    ScoreOverride,
+)
+
+DAY = timedelta(days=1)
+Kind = AssignmentItem.Kind
+Policy = Assignment.LatePolicy
+GRADED = (Submission.Status.PASSED, Submission.Status.FAILED, Submission.Status.ERROR)
+
+
+def days_late(at: datetime, due: datetime) -> int:
+    """Whole days late, rounded up: one second late is one day late."""
+    if at <= due:
+        return 0
+    return math.ceil((at - due) / DAY)
+
+
+def lateness_factor(assignment: Assignment, days: int) -> float:
+    """The share of its credit an attempt keeps when it is `days` late."""
+    if days <= 0 or assignment.late_policy == Policy.NONE:
+        return 1.0
+    if assignment.late_policy == Policy.NO_CREDIT:
+        return 0.0
+    penalty = min(assignment.penalty_cap, assignment.penalty_per_day * days)
+    return max(0.0, 1.0 - penalty)
+
+
+@dataclass(frozen=True)
+class Counted:
+    """The attempt (or first answers) an item's score comes from."""
+
+    at: datetime | None
+    raw: float  # its own score, before lateness
+    days_late: int
+    factor: float
+    submission_id: str | None = None
+
+
+@dataclass(frozen=True)
+class ItemScore:
+    item: AssignmentItem
+    score: float  # 0-1: what counts
+    attempted: bool
+    counted: Counted | None
+    override: ScoreOverride | None
+    why: str  # for the drill-down
+
+    @property
+    def late(self) -> bool:
+        return self.override is None and bool(self.counted and self.counted.days_late)
+
+
+@dataclass(frozen=True)
+class LearnerScore:
+    learner_id: int
+    username: str
+    due_at: datetime
+    extended: bool
+    items: list[ItemScore] = field(default_factory=list)
+
+    @property
+    def possible(self) -> float:
+        return sum(s.item.weight for s in self.items)
+
+    @property
+    def points(self) -> float:
+        return sum(s.item.weight * s.score for s in self.items)
+
+    @property
+    def score(self) -> float:
+        return self.points / self.possible if self.possible else 0.0
+
+    @property
+    def late(self) -> bool:
+        return any(s.late for s in self.items)
+
+
+def _best_submission(assignment, due, rows) -> tuple[float, Counted | None]:
+    best, counted = 0.0, None
+    for row in sorted(rows, key=lambda r: r["created_at"]):
+        late = days_late(row["created_at"], due)
+        factor = lateness_factor(assignment, late)
+        credit = (row["score"] or 0.0) * factor
+        if counted is None or credit > best:
+            best = credit
+            counted = Counted(
+                row["created_at"], row["score"] or 0.0, late, factor, str(row["pk"])
+            )
+    return best, counted
+
+
+def _exercise_why(counted: Counted | None, due: datetime) -> str:
+    if counted is None:
+        return "no graded attempt"
+    if not counted.days_late:
+        return f"best attempt by the due date: {counted.raw:.2f}"
+    days = f"{counted.days_late} day{'s' * (counted.days_late != 1)}"
+    return (
+        f"best credit from an attempt {days} late: {counted.raw:.2f} "
+        f"x {counted.factor:.2f}"
+    )
+
+
+def _lesson_score(assignment, due, questions, firsts) -> tuple[float, Counted, str]:
+    """Share of the lesson's self-checks right at the first try, with lateness."""
+    credit, right, latest, worst = 0.0, 0, None, (0, 1.0)
+    for question_id in questions:
+        first = firsts.get(question_id)
+        if first is None:
+            continue
+        late = days_late(first["created_at"], due)
+        factor = lateness_factor(assignment, late)
+        credit += factor if first["correct"] else 0.0
+        right += bool(first["correct"])
+        latest = max(latest or first["created_at"], first["created_at"])
+        worst = max(worst, (late, factor), key=lambda pair: pair[0])
+    total = len(questions)
+    score = credit / total if total else 0.0
+    answered = sum(1 for q in questions if q in firsts)
+    why = f"{right} of {total} self-checks right at the first try"
+    if answered < total:
+        why += f" ({total - answered} not answered)"
+    if worst[0]:
+        why += f"; late first answers kept {worst[1]:.2f} of their credit"
+    counted = Counted(latest, right / total if total else 0.0, worst[0], worst[1])
+    return score, counted, why
+
+
+def assignment_scores(
+    assignment: Assignment, learners: list[tuple[int, str]]
+) -> list[LearnerScore]:
+    """Every item's score for each (id, username) in `learners`, in a few queries."""
+    items = list(assignment.items.select_related("exercise", "lesson"))
+    ids = [learner_id for learner_id, _ in learners]
+    extensions = dict(
+        AssignmentExtension.objects.filter(
+            assignment=assignment, learner_id__in=ids
+        ).values_list("learner_id", "due_at")
+    )
+    overrides = {
+        (o.item_id, o.learner_id): o
+        for o in ScoreOverride.objects.filter(
+            item__assignment=assignment, learner_id__in=ids
+        ).select_related("set_by")
+    }
+    exercise_ids = [i.exercise_id for i in items if i.kind == Kind.EXERCISE]
+    attempts: dict[tuple[int, int], list[dict]] = defaultdict(list)
+    for row in Submission.objects.filter(
+        user_id__in=ids, exercise_id__in=exercise_ids, status__in=GRADED
+    ).values("pk", "user_id", "exercise_id", "score", "created_at"):
+        attempts[(row["user_id"], row["exercise_id"])].append(row)
+    lesson_ids = [i.lesson_id for i in items if i.kind == Kind.LESSON]
+    questions: dict[int, list[int]] = defaultdict(list)
+    for question_id, lesson_id in Question.objects.filter(
+        lesson_id__in=lesson_ids
+    ).values_list("pk", "lesson_id"):
+        questions[lesson_id].append(question_id)
+    firsts: dict[int, dict[int, dict]] = defaultdict(dict)
+    for row in (
+        QuestionAttempt.objects.filter(
+            user_id__in=ids, question__lesson_id__in=lesson_ids
+        )
+        .order_by("created_at", "pk")
+        .values("user_id", "question_id", "correct", "created_at")
+    ):
+        firsts[row["user_id"]].setdefault(row["question_id"], row)
+
+    results = []
+    for learner_id, username in learners:
+        due = extensions.get(learner_id, assignment.due_at)
+        scores = []
+        for item in items:
+            override = overrides.get((item.pk, learner_id))
+            if item.kind == Kind.EXERCISE:
+                rows = attempts.get((learner_id, item.exercise_id), [])
+                score, counted = _best_submission(assignment, due, rows)
+                why = _exercise_why(counted, due)
+                attempted = bool(rows)
+            else:
+                lesson_questions = questions.get(item.lesson_id, [])
+                mine = firsts.get(learner_id, {})
+                score, counted, why = _lesson_score(
+                    assignment, due, lesson_questions, mine
+                )
+                attempted = any(q in mine for q in lesson_questions)
+            if override is not None:
+                who = override.set_by.username if override.set_by else "an instructor"
+                why = f"set to {override.score:.2f} by {who}: {override.reason}"
+                score = override.score
+            scores.append(ItemScore(item, score, attempted, counted, override, why))
+        results.append(
+            LearnerScore(learner_id, username, due, learner_id in extensions, scores)
+        )
+    return results
