@@ -13,6 +13,7 @@ from django.views.decorators.http import require_POST
 
 from grader import check_feedback, selectors, services
 from grader.budgets import exercise_budget
+from grader.exercise_notes import exercise_notes
 from grader.models import Exercise, Submission
 
 EDITOR_JS = "vendor/editor.js"
@@ -83,6 +84,7 @@ def _exercise_context(request, exercise: Exercise, code: str) -> dict:
         "latest_mistakes": check_feedback.mistakes_from(checks),
         "solution": selectors.solution_access(user=request.user, exercise=exercise),
         "budget": exercise_budget(exercise),
+        "due_notes": exercise_notes(user=request.user, exercise=exercise),
         # Without a built bundle the page keeps the plain textarea.
         "editor_js": finders.find(EDITOR_JS) is not None,
     }

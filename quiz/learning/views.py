@@ -25,6 +25,7 @@ from quiz.content.models import Lesson
 from quiz.content.selectors import lesson_get, section_list
 from quiz.core.params import BadNumber, whole_number
 from quiz.learning import data_export, progress, review
+from quiz.learning.home_panels import home_panels
 from quiz.learning.models import ReviewCard
 
 CHART_JS = "vendor/chart.umd.js"
@@ -48,7 +49,8 @@ def _lesson_or_404(slug: str) -> Lesson:
 
 def home(request):
     view = progress.home_progress(user=request.user, sections=section_list())
-    return render(request, "quiz/home.html", {"home": view})
+    panels = home_panels(user=request.user)
+    return render(request, "quiz/home.html", {"home": view, "panels": panels})
 
 
 def lesson_detail(request, slug: str):

@@ -1,11 +1,18 @@
-"""What teaching plugs into the grader below it: instructors see the
-submissions of the learners in their cohorts. Called from QuizConfig.ready()."""
+"""What teaching plugs into the layers below it: instructors see the
+submissions of the learners in their cohorts, and learners see their
+assignments on the home page and the due date on an exercise's page. Called
+from QuizConfig.ready()."""
 
 from __future__ import annotations
 
+from grader.exercise_notes import exercise_note_register
 from grader.selectors import submission_viewer_scope_register
+from quiz.learning.home_panels import home_panel_register
+from quiz.teaching.assignments.learner import assignments_panel, exercise_due_notes
 from quiz.teaching.selectors import learners_taught_by
 
 
 def connect() -> None:
     submission_viewer_scope_register(learners_taught_by)
+    home_panel_register(assignments_panel)
+    exercise_note_register(exercise_due_notes)

@@ -4,6 +4,7 @@ included at the site root from config/urls.py."""
 from django.urls import path
 
 from quiz.teaching import views
+from quiz.teaching.assignments import views as assignment_views
 from quiz.teaching.matrix import views as matrix_views
 
 urlpatterns = [
@@ -37,6 +38,56 @@ urlpatterns = [
         "instructor/cohorts/<int:cohort_id>/submissions.csv",
         views.submissions_csv_view,
         name="instructor-submissions-csv",
+    ),
+    path(
+        "instructor/cohorts/<int:cohort_id>/gradebook/",
+        assignment_views.gradebook_view,
+        name="instructor-gradebook",
+    ),
+    path(
+        "instructor/cohorts/<int:cohort_id>/gradebook-<str:shape>.csv",
+        assignment_views.gradebook_csv_view,
+        name="instructor-gradebook-csv",
+    ),
+    path(
+        "instructor/cohorts/<int:cohort_id>/assignments/new/",
+        assignment_views.assignment_new,
+        name="instructor-assignment-new",
+    ),
+    path(
+        "instructor/assignments/<int:assignment_id>/",
+        assignment_views.assignment_detail,
+        name="instructor-assignment",
+    ),
+    path(
+        "instructor/assignments/<int:assignment_id>/edit/",
+        assignment_views.assignment_edit,
+        name="instructor-assignment-edit",
+    ),
+    path(
+        "instructor/assignments/<int:assignment_id>/archive/",
+        assignment_views.assignment_archive,
+        name="instructor-assignment-archive",
+    ),
+    path(
+        "instructor/assignments/<int:assignment_id>/delete/",
+        assignment_views.assignment_delete,
+        name="instructor-assignment-delete",
+    ),
+    path(
+        "instructor/assignments/<int:assignment_id>/extensions/",
+        assignment_views.extension_view,
+        name="instructor-assignment-extension",
+    ),
+    path(
+        "instructor/assignments/<int:assignment_id>/learners/<int:user_id>/",
+        assignment_views.assignment_learner,
+        name="instructor-assignment-learner",
+    ),
+    path(
+        "instructor/assignments/<int:assignment_id>/learners/<int:user_id>/override/",
+        assignment_views.override_view,
+        name="instructor-assignment-override",
     ),
     path("cohorts/join/", views.join_form, name="cohort-join-form"),
     path("cohorts/join/<str:code>/", views.join, name="cohort-join"),

@@ -41,6 +41,8 @@ class GradebookRow:
     learner_id: int
     username: str
     scores: dict[int, LearnerScore]  # assignment id -> score
+    # (assignment, its score) in the gradebook's column order
+    cells_with_assignments: list[tuple[Assignment, LearnerScore]] | None = None
 
     @property
     def possible(self) -> float:
@@ -66,6 +68,11 @@ class CohortGradebook:
     rows: list[GradebookRow]
     sort: str
 
+    @property
+    def columns(self) -> list[tuple[Assignment, str]]:
+        """Each assignment with its sort key."""
+        return [(a, f"a{a.pk}") for a in self.assignments]
+
 
 def cohort_gradebook(*, cohort: Cohort, sort: str = "learner") -> CohortGradebook:
     """Learners x the cohort's assignments, with totals, sorted by `sort`.
@@ -84,6 +91,8 @@ def cohort_gradebook(*, cohort: Cohort, sort: str = "learner") -> CohortGradeboo
         for score in assignment_scores(assignment, learners):
             rows[score.learner_id].scores[assignment.pk] = score
     ordered = list(rows.values())
+    for row in ordered:
+        row.cells_with_assignments = [(a, row.scores[a.pk]) for a in assignments]
     ids = {f"a{a.pk}": a.pk for a in assignments}
     if sort == "total":
         ordered.sort(key=lambda r: (-r.total, r.username))
