@@ -37,8 +37,11 @@ def _start_grading(**kwargs) -> None:
         if settings.GRADER_RUNNER == "pool":
             runner = runner_get()
             log.info("grading pool ready: %d sandbox slots", runner.size)
+        from grader.regrades import regrades_requeue_abandoned
+
         submission_grading.with_db_retry(
             lambda: submission_grading.submissions_requeue_abandoned(local_only=True)
+            + regrades_requeue_abandoned()
         )
         tasks.wake()
         if settings.GRADER_RUNNER == "pool":

@@ -2,11 +2,13 @@
 
 from django import forms
 from django.contrib import admin, messages
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from grading_engine.exercises.base import load_harness
 
 from grader.budgets import exercise_budget, exercise_lane
 from grader.models import Exercise
+from grader.services import regrade_start
 from grader.verify import (
     exercise_is_verified,
     exercise_options_problems,
@@ -100,7 +102,7 @@ class ExerciseAdmin(AuditedAdminMixin, MarkdownPreviewMixin, admin.ModelAdmin):
         "source_path",
     ]
     markdown_fields = ("prompt",)
-    actions = ["verify_selected"]
+    actions = ["verify_selected", "regrade_selected"]
     fieldsets = [
         (None, {"fields": ["slug", "title", "lesson", "published"]}),
         ("Grading", {"fields": ["harness", "entry_point", "signature", "options"]}),
@@ -122,6 +124,24 @@ class ExerciseAdmin(AuditedAdminMixin, MarkdownPreviewMixin, admin.ModelAdmin):
     @admin.display(boolean=True, description="Verified")
     def verified(self, obj: Exercise) -> bool:
         return exercise_is_verified(exercise=obj)
+
+    @admin.action(description="Regrade every submission of the selected exercises")
+    def regrade_selected(self, request, queryset):
+        for exercise in queryset:
+            regrade = regrade_start(
+                exercise=exercise, requested_by=request.user, scope="everyone"
+            )
+            url = reverse("instructor-regrade", args=[regrade.pk])
+            self.message_user(
+                request,
+                format_html(
+                    "{}: regrading {} submissions in the background. "
+                    '<a href="{}">Follow it</a>.',
+                    exercise.slug,
+                    regrade.total,
+                    url,
+                ),
+            )
 
     @admin.display(description="Time budget")
     def time_budget(self, obj: Exercise) -> str:

@@ -7,7 +7,9 @@ became ready (`enqueued_at`, reset when the learner's previous grade ends),
 so learners take turns; and a worker takes a heavy exercise only while it
 has a heavy slot free (grader.lanes). Celery messages only wake a worker
 thread: whichever message it got, it claims by this order and keeps
-claiming until nothing fits a free slot.
+claiming until nothing fits a free slot. Only when no live submission can
+be claimed does it take background work (grader.regrades), and never with
+the last free slot.
 """
 
 from __future__ import annotations
@@ -18,9 +20,9 @@ from django.conf import settings
 from django.db.models import Exists, OuterRef, QuerySet
 from grading_engine.runner import Slow
 
-from grader import submission_grading
+from grader import regrades, submission_grading
 from grader.budgets import slow_after
-from grader.lanes import Hold, Lanes, lanes_get
+from grader.lanes import LIGHT, Hold, Lanes, lanes_get
 from grader.models import Submission
 from grader.process_runner import runner_get
 
@@ -64,6 +66,31 @@ def _claim_next(lanes: Lanes) -> tuple[Submission, Hold, bool] | None:
     return None
 
 
+def _regrade_one(lanes: Lanes, wake: Callable[[], None]) -> bool:
+    """Grade one pending regrade result if a slot allows; False when none."""
+    if not regrades.regrades_pending():
+        return False
+    hold = lanes.take(LIGHT, background=True)
+    if hold is None:
+        return False
+    try:
+        result = regrades.regrade_claim_next()
+        if result is None:
+            return False
+        if lanes.slots > 2:
+            wake()  # room for another background thread
+
+        def slow(hold=hold) -> None:
+            hold.slow()
+            wake()
+
+        exercise = result.regrade.exercise
+        regrades.regrade_grade(result, slow=Slow(slow_after(exercise), slow))
+        return True
+    finally:
+        hold.release()
+
+
 def submission_dispatch(*, wake: Callable[[], None]) -> int:
     """Claim and grade submissions while this process has a slot for one.
 
@@ -79,7 +106,11 @@ def submission_dispatch(*, wake: Callable[[], None]) -> int:
     while True:
         claimed = submission_grading.with_db_retry(lambda: _claim_next(lanes))
         if claimed is None:
-            return graded
+            # Nothing live waits: background work may use a slot (not the last).
+            if not submission_grading.with_db_retry(lambda: _regrade_one(lanes, wake)):
+                return graded
+            graded += 1
+            continue
         submission, hold, more = claimed
         if more:
             wake()

@@ -67,10 +67,16 @@ class Lanes:
         with self.lock:
             return [lane for lane in (LIGHT, HEAVY) if self._fits(lane)]
 
-    def take(self, lane: str) -> Hold | None:
-        """Room for a grade in `lane`, or None."""
+    def take(self, lane: str, *, background: bool = False) -> Hold | None:
+        """Room for a grade in `lane`, or None.
+
+        Background work (a regrade) never takes the last free slot: a
+        learner's submission that arrives meanwhile always finds one.
+        """
         with self.lock:
             if not self._fits(lane):
+                return None
+            if background and self.total >= max(1, self.slots - 1):
                 return None
             self.total += 1
             self.active[lane] += 1

@@ -39,10 +39,29 @@ def submissions_export(*, user) -> list[dict]:
     ]
 
 
+def regrade_notes(*, user) -> list[dict]:
+    """Regrades of the last 30 days that changed one of the learner's verdicts."""
+    from grader.regrades import changed_for_learner
+
+    return [
+        {
+            "exercise": r.submission.exercise.title,
+            "old_status": r.old_status,
+            "new_status": r.new_status,
+            "old_score": r.old_score,
+            "new_score": r.new_score,
+            "when": r.finished_at,
+            "submission_id": r.submission_id,
+        }
+        for r in changed_for_learner(user=user)
+    ]
+
+
 EXERCISE_PROGRESS = ExerciseProgress(
     activity_model=Submission,
     activity_field="created_at",
     activity_label="exercise submissions",
     passed_count=exercises_passed_count,
     export_rows=submissions_export,
+    regrade_notes=regrade_notes,
 )

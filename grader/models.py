@@ -169,3 +169,90 @@ class Submission(models.Model):
     @property
     def is_terminal(self) -> bool:
         return self.status in self.TERMINAL
+
+
+class Regrade(models.Model):
+    """Grading an exercise's submissions again, after its checks changed.
+
+    The submissions get the new verdicts; each one's old verdict is kept in
+    its RegradeResult. `user_ids` limits it to some learners (a cohort);
+    None means everyone's. `cohort_id` names the cohort it was asked for
+    (read by the teaching layer, which owns cohorts).
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+
+    exercise = models.ForeignKey(
+        Exercise, on_delete=models.CASCADE, related_name="regrades"
+    )
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        related_name="regrades_requested",
+    )
+    scope = models.CharField(max_length=200, help_text="Whose submissions, in words.")
+    cohort_id = models.BigIntegerField(null=True, blank=True)
+    user_ids = models.JSONField(null=True, blank=True)
+    status = models.CharField(
+        max_length=8, choices=Status.choices, default=Status.QUEUED
+    )
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    changed = models.PositiveIntegerField(default=0)
+    errors = models.PositiveIntegerField(
+        default=0, help_text="Grades the grader itself failed; the old verdict stays."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"regrade of {self.exercise_id} ({self.scope})"
+
+
+class RegradeResult(models.Model):
+    """One submission graded again: its old verdict and its new one."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        RUNNING = "running"
+        DONE = "done"
+        ERROR = "error"  # the grader failed; the submission kept its verdict
+
+    regrade = models.ForeignKey(
+        Regrade, on_delete=models.CASCADE, related_name="results"
+    )
+    submission = models.ForeignKey(
+        Submission, on_delete=models.CASCADE, related_name="regrade_results"
+    )
+    status = models.CharField(
+        max_length=8, choices=Status.choices, default=Status.PENDING
+    )
+    claimed_by = models.CharField(max_length=200, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    old_status = models.CharField(max_length=10)
+    old_score = models.FloatField(null=True, blank=True)
+    old_checks = models.JSONField(default=list, blank=True)
+    new_status = models.CharField(max_length=10, blank=True)
+    new_score = models.FloatField(null=True, blank=True)
+    new_checks = models.JSONField(default=list, blank=True)
+    changed = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["pk"]
+        indexes = [models.Index(fields=["status", "regrade"])]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["regrade", "submission"], name="regrade_each_submission_once"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.submission_id}: {self.old_status} -> {self.new_status or '?'}"

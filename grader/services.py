@@ -80,6 +80,30 @@ def submission_create(*, user, exercise: Exercise, code: str) -> Submission:
     return submission
 
 
+def regrade_start(
+    *,
+    exercise: Exercise,
+    requested_by,
+    scope: str,
+    user_ids: list[int] | None = None,
+    cohort_id: int | None = None,
+):
+    """Regrade the exercise's graded submissions (of `user_ids`, or everyone's)
+    in the background; returns the Regrade, whose rows show the progress."""
+    from grader.regrades import regrade_prepare
+
+    with transaction.atomic():
+        regrade = regrade_prepare(
+            exercise=exercise,
+            requested_by=requested_by,
+            scope=scope,
+            user_ids=user_ids,
+            cohort_id=cohort_id,
+        )
+        wake_on_commit()
+    return regrade
+
+
 def submission_cancel(*, user, submission_id) -> Submission:
     """Cancel the learner's own queued or running submission.
 

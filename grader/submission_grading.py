@@ -60,7 +60,7 @@ def worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def _owner_is_dead(claimed_by: str) -> bool:
+def owner_is_dead(claimed_by: str) -> bool:
     """True when the claiming process was on this host and no longer exists."""
     host, _, pid = claimed_by.rpartition(":")
     if host != socket.gethostname() or not pid.isdigit():
@@ -126,7 +126,7 @@ def grade_claimed(submission: Submission, *, slow: Slow | None = None) -> str | 
 
     `slow` is told when the grade runs longer than expected (grader.lanes).
     """
-    budget = with_db_retry(lambda: _budget_for(submission.exercise))
+    budget = with_db_retry(lambda: exercise_budget_measured(submission.exercise))
     Submission.objects.filter(pk=submission.pk, status=Status.RUNNING).update(
         time_budget_seconds=budget.seconds
     )
@@ -210,7 +210,7 @@ _unmeasurable: dict[int, float] = {}  # exercise id -> when to try again
 RETRY_MEASURING_SECONDS = 600
 
 
-def _budget_for(exercise: Exercise) -> budgets.Budget:
+def exercise_budget_measured(exercise: Exercise) -> budgets.Budget:
     """The exercise's budget, measuring its reference first if it never was.
 
     Measured once per exercise (the first grade after it was loaded or its
@@ -256,7 +256,7 @@ def exercises_measure_unmeasured() -> int:
         while lanes_get().busy():
             time.sleep(0.05)
         if budgets.needs_measuring(exercise):
-            measured += _budget_for(exercise).why != budgets.UNMEASURED
+            measured += exercise_budget_measured(exercise).why != budgets.UNMEASURED
     return measured
 
 
@@ -279,7 +279,7 @@ def submissions_requeue_abandoned(*, local_only: bool = False) -> int:
         rows = rows.filter(Q(started_at__lt=lease) | Q(started_at__isnull=True))
     moved = 0
     for row in rows.values("pk", "claimed_by", "grading_attempts", "user_id")[:1000]:
-        if local_only and not _owner_is_dead(row["claimed_by"]):
+        if local_only and not owner_is_dead(row["claimed_by"]):
             continue
         mine = Submission.objects.filter(
             pk=row["pk"],
@@ -309,11 +309,13 @@ def submissions_sweep(*, wake: Callable[[], None]) -> int:
     Covers lost messages (a Redis restart keeps nothing here) and workers that
     died mid-grade. Waking twice is harmless: the claim lets one through.
     """
-    moved = submissions_requeue_abandoned()
+    from grader.regrades import regrades_pending, regrades_requeue_abandoned
+
+    moved = submissions_requeue_abandoned() + regrades_requeue_abandoned()
     stale = timezone.now() - timedelta(seconds=settings.SWEEP_QUEUED_AFTER_SECONDS)
     waiting = Submission.objects.filter(
         status=Status.QUEUED, enqueued_at__lt=stale
     ).count()
-    if moved or waiting:
+    if moved or waiting or regrades_pending():
         wake()
     return moved + waiting

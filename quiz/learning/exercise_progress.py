@@ -22,6 +22,9 @@ class ExerciseProgress:
     passed_count: Callable[..., int]
     # (user=) -> the learner's submissions as plain data for their export.
     export_rows: Callable[..., list[dict]]
+    # (user=) -> recent regrades that changed a verdict of theirs, each a
+    # dict with exercise, old/new status and score, when, submission_id.
+    regrade_notes: Callable[..., list[dict]] | None = None
 
 
 _progress: ExerciseProgress | None = None

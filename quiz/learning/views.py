@@ -25,6 +25,7 @@ from quiz.content.models import Lesson
 from quiz.content.selectors import lesson_get, section_list
 from quiz.core.params import BadNumber, whole_number
 from quiz.learning import data_export, progress, review
+from quiz.learning.exercise_progress import exercise_progress
 from quiz.learning.home_panels import home_panels
 from quiz.learning.models import ReviewCard
 
@@ -251,6 +252,12 @@ def progress_page(request):
             {"label": label, "data": data} for label, data in summary.timeline.series
         ],
     }
+    plugged = exercise_progress()
+    notes = (
+        plugged.regrade_notes(user=request.user)
+        if plugged and plugged.regrade_notes
+        else []
+    )
     return render(
         request,
         "quiz/progress.html",
@@ -258,6 +265,7 @@ def progress_page(request):
             "summary": summary,
             "chart": chart,
             "chart_js": finders.find(CHART_JS) is not None,
+            "regrade_notes": notes,
         },
     )
 

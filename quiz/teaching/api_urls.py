@@ -3,6 +3,7 @@
 from django.urls import path
 
 from quiz.teaching import api as views
+from quiz.teaching import regrades
 from quiz.teaching.assignments import api as assignments
 from quiz.teaching.matrix.api import CohortMatrixView
 
@@ -42,6 +43,16 @@ urlpatterns = [
         "assignments/<int:assignment_id>/extensions/",
         assignments.AssignmentExtensionsView.as_view(),
         name="api-assignment-extensions",
+    ),
+    path(
+        "exercises/<slug:slug>/regrade/",
+        regrades.RegradeStartView.as_view(),
+        name="api-exercise-regrade",
+    ),
+    path(
+        "regrades/<int:regrade_id>/",
+        regrades.RegradeDetailView.as_view(),
+        name="api-regrade",
     ),
     path(
         "assignments/<int:assignment_id>/overrides/",

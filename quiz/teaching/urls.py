@@ -3,7 +3,7 @@ included at the site root from config/urls.py."""
 
 from django.urls import path
 
-from quiz.teaching import views
+from quiz.teaching import regrades, views
 from quiz.teaching.assignments import views as assignment_views
 from quiz.teaching.matrix import views as matrix_views
 
@@ -88,6 +88,16 @@ urlpatterns = [
         "instructor/assignments/<int:assignment_id>/learners/<int:user_id>/override/",
         assignment_views.override_view,
         name="instructor-assignment-override",
+    ),
+    path(
+        "instructor/cohorts/<int:cohort_id>/regrade/",
+        regrades.regrade_start_view,
+        name="instructor-regrade-start",
+    ),
+    path(
+        "instructor/regrades/<int:regrade_id>/",
+        regrades.regrade_view,
+        name="instructor-regrade",
     ),
     path("cohorts/join/", views.join_form, name="cohort-join-form"),
     path("cohorts/join/<str:code>/", views.join, name="cohort-join"),

@@ -1,0 +1,230 @@
+"""Asking for a regrade and following it: the API, the progress page, the report.
+
+An instructor regrades one exercise for a cohort they own; a superuser
+also for everyone. The work runs in the grading workers, behind live grades
+(grader.regrades); this module only checks who may ask and shows progress.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.response import Response
+
+from grader import services as grader_services
+from grader.models import Exercise, Regrade, RegradeResult
+from quiz.core.params import id_in_range
+from quiz.teaching import selectors as sel
+from quiz.teaching.access import COHORT_API_ERRORS, CohortApiView, instructor_required
+from quiz.teaching.models import Cohort
+
+REPORT_LIMIT = 500
+
+
+class RegradeRefused(Exception):  # noqa: N818 - reads as what happened
+    def __init__(self, message: str, *, missing: bool = False):
+        super().__init__(message)
+        self.missing = missing
+
+
+def regrade_request(*, user, slug: str, cohort_id: int | None) -> Regrade:
+    """Start a regrade of `slug` for a cohort `user` owns, or (superuser) all."""
+    exercise = Exercise.objects.filter(slug=slug).first()
+    if exercise is None:
+        raise RegradeRefused(f"No exercise named {slug!r}.", missing=True)
+    if cohort_id is None:
+        if not user.is_superuser:
+            raise RegradeRefused(
+                "Only an admin regrades everyone's submissions; name your cohort."
+            )
+        return grader_services.regrade_start(
+            exercise=exercise, requested_by=user, scope="everyone"
+        )
+    try:
+        cohort = sel.cohort_get(user=user, cohort_id=cohort_id)
+    except Cohort.DoesNotExist:
+        raise RegradeRefused("No such cohort.", missing=True) from None
+    members = list(sel.member_ids(cohort).values_list("user_id", flat=True))
+    return grader_services.regrade_start(
+        exercise=exercise,
+        requested_by=user,
+        scope=f"cohort {cohort.name}",
+        user_ids=members,
+        cohort_id=cohort.pk,
+    )
+
+
+def regrade_visible(*, user, regrade_id: int) -> Regrade:
+    """The regrade if `user` asked for it, owns its cohort or is a superuser."""
+    if not id_in_range(regrade_id):
+        raise Regrade.DoesNotExist
+    regrade = Regrade.objects.select_related("exercise", "requested_by").get(
+        pk=regrade_id
+    )
+    if user.is_superuser or regrade.requested_by_id == user.pk:
+        return regrade
+    if (
+        regrade.cohort_id
+        and sel.cohort_list(user=user).filter(pk=regrade.cohort_id).exists()
+    ):
+        return regrade
+    raise Regrade.DoesNotExist
+
+
+def regrade_changes(regrade: Regrade) -> list[RegradeResult]:
+    return list(
+        regrade.results.filter(changed=True)
+        .select_related("submission__user")
+        .order_by("pk")[:REPORT_LIMIT]
+    )
+
+
+def direction(result: RegradeResult) -> str:
+    old, new = result.old_status, result.new_status
+    if old == new:
+        return "score"
+    if old == "passed":
+        return "pass→fail" if new == "failed" else f"pass→{new}"
+    if new == "passed":
+        return "fail→pass" if old == "failed" else f"{old}→pass"
+    return f"{old}→{new}"
+
+
+# API ---------------------------------------------------------------------------
+
+
+class RegradeInSerializer(serializers.Serializer):
+    cohort = serializers.IntegerField(
+        required=False, help_text="Your cohort; omitted: everyone (superusers only)."
+    )
+
+
+class RegradeStartedSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    url = serializers.CharField()
+
+
+class ChangeSerializer(serializers.Serializer):
+    submission = serializers.UUIDField(source="submission_id")
+    learner = serializers.CharField(source="submission.user.username")
+    old_status = serializers.CharField()
+    new_status = serializers.CharField()
+    old_score = serializers.FloatField(allow_null=True)
+    new_score = serializers.FloatField(allow_null=True)
+    direction = serializers.SerializerMethodField()
+
+    def get_direction(self, obj) -> str:
+        return direction(obj)
+
+
+class RegradeSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    exercise = serializers.CharField(source="exercise.slug")
+    scope = serializers.CharField()
+    status = serializers.CharField()
+    total = serializers.IntegerField()
+    done = serializers.IntegerField()
+    changed = serializers.IntegerField()
+    errors = serializers.IntegerField(
+        help_text="Grades the grader itself failed (their old verdicts stay)."
+    )
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+    changes = serializers.SerializerMethodField()
+
+    @extend_schema_field(ChangeSerializer(many=True))
+    def get_changes(self, obj) -> list[dict]:
+        return ChangeSerializer(regrade_changes(obj), many=True).data
+
+
+class RegradeStartView(CohortApiView):
+    @extend_schema(
+        request=RegradeInSerializer,
+        responses={
+            202: RegradeStartedSerializer,
+            400: OpenApiResponse(description="Bad input"),
+            **COHORT_API_ERRORS,
+        },
+        summary="Regrade an exercise's submissions in the background",
+        description="Grades every graded submission of the exercise (of the "
+        "cohort's learners, or everyone's for a superuser) again against the "
+        "exercise as it is now. Live grades go first. Old verdicts are kept.",
+        tags=["regrades"],
+    )
+    def post(self, request, slug: str):
+        data = RegradeInSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        cohort = data.validated_data.get("cohort")
+        if cohort is not None and not id_in_range(cohort):
+            raise NotFound("No such cohort.")
+        try:
+            regrade = regrade_request(user=request.user, slug=slug, cohort_id=cohort)
+        except RegradeRefused as exc:
+            if exc.missing:
+                raise NotFound(str(exc)) from None
+            raise PermissionDenied(str(exc)) from None
+        url = f"/api/v1/regrades/{regrade.pk}/"
+        return Response(
+            {"id": regrade.pk, "url": url},
+            status=status.HTTP_202_ACCEPTED,
+            headers={"Location": url},
+        )
+
+
+class RegradeDetailView(CohortApiView):
+    @extend_schema(
+        responses={200: RegradeSerializer, **COHORT_API_ERRORS},
+        summary="A regrade's progress, counts and changed verdicts",
+        tags=["regrades"],
+    )
+    def get(self, request, regrade_id: int):
+        try:
+            regrade = regrade_visible(user=request.user, regrade_id=regrade_id)
+        except Regrade.DoesNotExist:
+            raise NotFound("No such regrade.") from None
+        return Response(RegradeSerializer(regrade).data)
+
+
+# Pages ---------------------------------------------------------------------------
+
+
+@instructor_required
+@require_POST
+def regrade_start_view(request, cohort_id: int):
+    """The analytics page's Regrade button: start, then watch its progress."""
+    try:
+        regrade = regrade_request(
+            user=request.user,
+            slug=request.POST.get("exercise", ""),
+            cohort_id=cohort_id,
+        )
+    except RegradeRefused as exc:
+        raise Http404(str(exc)) from None
+    messages.success(
+        request, f"Regrading {regrade.exercise.slug}: {regrade.total} submissions."
+    )
+    return redirect("instructor-regrade", regrade_id=regrade.pk)
+
+
+@instructor_required
+def regrade_view(request, regrade_id: int):
+    try:
+        regrade = regrade_visible(user=request.user, regrade_id=regrade_id)
+    except Regrade.DoesNotExist:
+        raise Http404("No such regrade.") from None
+    changes = [(r, direction(r)) for r in regrade_changes(regrade)]
+    return render(
+        request,
+        "instructor/regrade.html",
+        {
+            "regrade": regrade,
+            "changes": changes,
+            "api_url": reverse("api-regrade", args=[regrade.pk]),
+        },
+    )
