@@ -7,8 +7,11 @@
   "use strict";
   const zone = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
   const format = new Intl.DateTimeFormat(undefined, {
-    dateStyle: "medium",
-    timeStyle: "short",
+    year: "numeric",
+    month: "short",
+    day: "numeric",
+    hour: "2-digit",
+    minute: "2-digit",
     timeZoneName: "short",
   });
   for (const node of document.querySelectorAll("time[data-local]")) {

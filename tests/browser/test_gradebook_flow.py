@@ -9,6 +9,7 @@ instructor overrides the late score with a reason; the CSV has the row.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -42,8 +43,12 @@ def worker_stack(db_stack):
     return db_stack
 
 
+PARIS = ZoneInfo("Europe/Paris")
+
+
 def form_time(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M")
+    """What an instructor in Paris types into a datetime-local field."""
+    return moment.astimezone(PARIS).strftime("%Y-%m-%dT%H:%M")
 
 
 def create_assignment(page, base, cohort_id, *, title, due, exercise):
@@ -83,7 +88,7 @@ def test_an_instructor_grades_an_assignment_with_a_late_penalty_and_an_override(
     base = live_server.url
     now = datetime.now(UTC).replace(second=0, microsecond=0)
 
-    teacher = browser.new_context().new_page()
+    teacher = browser.new_context(timezone_id="Europe/Paris").new_page()
     sign_in(teacher, base, "ian")
     for title, due, exercise in (
         ("Last week", now - timedelta(hours=12), "block-param-count"),
@@ -93,7 +98,7 @@ def test_an_instructor_grades_an_assignment_with_a_late_penalty_and_an_override(
             teacher, base, cohort.pk, title=title, due=due, exercise=exercise
         )
     past = Assignment.objects.get(title="Last week")
-    assert past.due_at == now - timedelta(hours=12)  # typed in UTC, stored in UTC
+    assert past.due_at == now - timedelta(hours=12)  # typed in Paris, stored UTC
 
     learner = browser.new_context().new_page()
     sign_in(learner, base, "lea")
@@ -110,6 +115,8 @@ def test_an_instructor_grades_an_assignment_with_a_late_penalty_and_an_override(
     assert "Was due" in learner.text_content(".due-note")
 
     teacher.goto(f"{base}/instructor/cohorts/{cohort.pk}/gradebook/")
+    shown = teacher.text_content(".assignments time")  # in the viewer's zone
+    assert "GMT+1" in shown or "CET" in shown, shown
     row = teacher.locator("#gradebook tbody tr", has_text="lea")
     cells = row.locator("td.score")
     assert cells.nth(0).text_content().startswith("0.50")  # a day late, half
