@@ -24,7 +24,7 @@ from quiz.teaching import selectors as sel
 from quiz.teaching.access import COHORT_API_ERRORS, CohortApiView, instructor_required
 from quiz.teaching.models import Cohort
 
-REPORT_LIMIT = 500
+REPORT_LIMIT = 10_000  # every change of a 1,000-submission regrade, and more
 
 
 class RegradeRefused(Exception):  # noqa: N818 - reads as what happened
