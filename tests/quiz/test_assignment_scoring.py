@@ -202,3 +202,26 @@ def test_an_override_replaces_the_score_and_items_are_weighed(world, course):
     score = score_of(assignment, world.lea)
     assert (score.points, score.score) == (3.5, 0.875)
     assert score.items[1].why == ("set to 0.50 by ian: solved it on paper in the exam")
+
+
+def test_editing_items_keeps_the_overrides_of_the_items_that_stay(world, course):
+    from quiz.models import ScoreOverride
+    from quiz.teaching.assignments.services import assignment_update
+
+    assignment = make(
+        world,
+        course,
+        items=[ItemSpec("exercise", "ex-a"), ItemSpec("exercise", "ex-b")],
+    )
+    ex_a = assignment.items.get(exercise__slug="ex-a")
+    override_set(assignment=assignment, actor=world.owner, learner=world.lea,
+                 item_id=ex_a.pk, score=0.9, reason="viva")  # fmt: skip
+    assignment_update(
+        assignment=assignment,
+        actor=world.owner,
+        items=[ItemSpec("exercise", "ex-a", 2), ItemSpec("exercise", "ex-c")],
+    )
+    kept = assignment.items.get(exercise__slug="ex-a")
+    assert kept.pk == ex_a.pk and kept.weight == 2.0
+    assert ScoreOverride.objects.get().item_id == ex_a.pk
+    assert score_of(assignment, world.lea).points == pytest.approx(1.8)

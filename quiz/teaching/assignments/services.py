@@ -238,17 +238,31 @@ def assignment_update(
             assignment.archived_at = timezone.now() if archived else None
     assignment.save()
     if items is not None:
-        rows = _resolve_items(items)
-        assignment.items.all().delete()
-        for item in rows:
-            item.assignment = assignment
-        AssignmentItem.objects.bulk_create(rows)
+        _replace_items(assignment, _resolve_items(items))
     changed = audit_changes(old=before, new=_snapshot(assignment))
     if changed:
         audit_record(
             actor=actor, action=Action.UPDATE, instance=assignment, changes=changed
         )
     return assignment
+
+
+def _replace_items(assignment: Assignment, rows: list[AssignmentItem]) -> None:
+    """Make `rows` the items: kept items keep their row (and its overrides)."""
+    existing = {
+        (item.kind, item.exercise_id or item.lesson_id): item
+        for item in assignment.items.all()
+    }
+    for row in rows:
+        kept = existing.pop((row.kind, row.exercise_id or row.lesson_id), None)
+        if kept is not None:
+            kept.weight, kept.order = row.weight, row.order
+            kept.save(update_fields=["weight", "order"])
+        else:
+            row.assignment = assignment
+            row.save()
+    for removed in existing.values():
+        removed.delete()  # its overrides with it; the audit entry lists it
 
 
 @transaction.atomic
