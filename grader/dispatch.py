@@ -15,9 +15,11 @@ the last free slot.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 
 from django.conf import settings
 from django.db.models import Exists, OuterRef, QuerySet
+from django.utils import timezone
 from grading_engine.runner import Slow
 
 from grader import regrades, submission_grading
@@ -126,3 +128,22 @@ def submission_dispatch(*, wake: Callable[[], None]) -> int:
         finally:
             hold.release()
         graded += 1
+
+
+def submissions_sweep(*, wake: Callable[[], None]) -> int:
+    """Re-queue abandoned grades and wake a worker for queued rows left waiting.
+
+    Covers lost messages (a Redis restart keeps nothing here) and workers that
+    died mid-grade. Waking twice is harmless: the claim lets one through.
+    """
+    moved = (
+        submission_grading.submissions_requeue_abandoned()
+        + regrades.regrades_requeue_abandoned()
+    )
+    stale = timezone.now() - timedelta(seconds=settings.SWEEP_QUEUED_AFTER_SECONDS)
+    waiting = Submission.objects.filter(
+        status=Status.QUEUED, enqueued_at__lt=stale
+    ).count()
+    if moved or waiting or regrades.regrades_pending():
+        wake()
+    return moved + waiting

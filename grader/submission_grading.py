@@ -6,7 +6,7 @@ step is safe to repeat after a crash, a lost message or a database restart.
 A partial unique index (one `running` row per learner) makes "one grading
 slot per learner" a database fact: a second claim for the same learner
 fails whatever the workers do. Which row to claim next is grader.dispatch's
-choice; nothing here sends a task (the sweep is handed its sender), so this
+choice, and the sweep lives there too; nothing here sends a task, so this
 module and grader.tasks do not import each other.
 """
 
@@ -17,7 +17,6 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable
 from datetime import timedelta
 
 from django.conf import settings
@@ -301,21 +300,3 @@ def submissions_requeue_abandoned(*, local_only: bool = False) -> int:
     if moved:
         log.warning("re-queued or ended %d abandoned grades", moved)
     return moved
-
-
-def submissions_sweep(*, wake: Callable[[], None]) -> int:
-    """Re-queue abandoned grades and wake a worker for queued rows left waiting.
-
-    Covers lost messages (a Redis restart keeps nothing here) and workers that
-    died mid-grade. Waking twice is harmless: the claim lets one through.
-    """
-    from grader.regrades import regrades_pending, regrades_requeue_abandoned
-
-    moved = submissions_requeue_abandoned() + regrades_requeue_abandoned()
-    stale = timezone.now() - timedelta(seconds=settings.SWEEP_QUEUED_AFTER_SECONDS)
-    waiting = Submission.objects.filter(
-        status=Status.QUEUED, enqueued_at__lt=stale
-    ).count()
-    if moved or waiting or regrades_pending():
-        wake()
-    return moved + waiting

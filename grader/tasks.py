@@ -8,7 +8,7 @@ from celery import shared_task
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
-from grader import dispatch, submission_grading
+from grader import dispatch
 
 
 @shared_task(name="grader.ping", acks_late=True, soft_time_limit=10, time_limit=15)
@@ -38,7 +38,7 @@ def grade_submission(submission_id: str | None = None) -> int:
 @shared_task(name="grader.sweep", acks_late=True, ignore_result=True)
 def sweep() -> int:
     """Re-queue grades whose worker died; wake workers for forgotten rows."""
-    return submission_grading.submissions_sweep(wake=wake)
+    return dispatch.submissions_sweep(wake=wake)
 
 
 def wake(submission_id: str | None = None) -> None:

@@ -182,6 +182,21 @@ def test_a_live_workers_row_is_left_alone(queue, make_user):
     assert Submission.objects.get(pk=row.pk).status == "running"
 
 
+def test_the_sweep_wakes_a_worker_only_for_rows_left_waiting(
+    queue, make_user, settings
+):
+    settings.SWEEP_QUEUED_AFTER_SECONDS = 60
+    woken = []
+    fresh = queue(make_user("ann"))
+    Submission.objects.filter(pk=fresh.pk).update(enqueued_at=timezone.now())
+    assert dispatch.submissions_sweep(wake=lambda: woken.append(1)) == 0
+    assert woken == []  # a row queued a moment ago has its own wake-up
+
+    queue(make_user("bob"))  # enqueued minutes ago: its message was lost
+    assert dispatch.submissions_sweep(wake=lambda: woken.append(1)) == 1
+    assert woken == [1]
+
+
 def test_a_database_error_while_claiming_gives_the_slot_back(
     queue, make_user, monkeypatch
 ):
