@@ -27,6 +27,7 @@ from grader import submission_grading
 from grader.models import Exercise, Regrade, RegradeResult, Submission
 from grader.process_runner import exercise_grade
 from quiz.core.db_text import db_text_clean
+from quiz.core.score_events import scores_changed
 
 log = logging.getLogger(__name__)
 GRADED = (Submission.Status.PASSED, Submission.Status.FAILED, Submission.Status.ERROR)
@@ -149,6 +150,8 @@ def regrade_grade(result: RegradeResult, *, slow: Slow | None = None) -> bool:
             new_score=verdict.score,
             new_checks=clean["checks"],
         )
+        if changed:
+            scores_changed([submission.user_id])
     return changed
 
 

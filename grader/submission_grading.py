@@ -38,6 +38,7 @@ from grader.cancellation import running_grades
 from grader.models import Exercise, Submission
 from grader.process_runner import exercise_grade
 from quiz.core.db_text import db_text_clean
+from quiz.core.score_events import scores_changed
 
 log = logging.getLogger(__name__)
 Status = Submission.Status
@@ -151,6 +152,7 @@ def grade_claimed(submission: Submission, *, slow: Slow | None = None) -> str | 
         return None  # cancelled (or re-queued) while we graded: theirs stands
     submission_promote_next(user_id=submission.user_id)
     events.submission_changed(submission.pk)
+    scores_changed([submission.user_id])
     if verdict.status == Status.FAILED:
         # After the verdict is committed; it logs and swallows its own errors.
         transaction.on_commit(

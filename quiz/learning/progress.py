@@ -19,6 +19,7 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from quiz.content.models import Lesson, Question, Section
+from quiz.core.score_events import scores_changed
 from quiz.learning import review
 from quiz.learning.exercise_progress import exercise_progress
 from quiz.learning.models import LessonRead, QuestionAttempt, ReviewCard, ReviewLog
@@ -96,6 +97,7 @@ def question_attempt_create(
             review.question_card_review_good(user=user, question=question)
         else:
             review.question_card_schedule(user=user, question=question)
+        scores_changed([user.pk])
     return attempt
 
 

@@ -12,6 +12,10 @@ class Cohort(models.Model):
     join_code = models.CharField(
         max_length=16, unique=True, help_text="Learners join with this code or link."
     )
+    # Co-instructors: an LMS course's other teachers (lms/ adds them at launch).
+    instructors = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, blank=True, related_name="cohorts_taught"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

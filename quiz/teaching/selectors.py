@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from grader.models import Submission
 from quiz.core.roles import INSTRUCTOR
@@ -25,11 +25,20 @@ def user_can_teach(user) -> bool:
 
 
 def cohort_list(*, user) -> QuerySet[Cohort]:
-    """The cohorts `user` may manage: their own; a superuser's view is all."""
+    """The cohorts `user` may manage: theirs (owned or co-taught); a
+    superuser's view is all."""
     qs = Cohort.objects.select_related("owner").annotate(
-        member_count=Count("memberships")
+        member_count=Count("memberships", distinct=True)
     )
-    return qs if user.is_superuser else qs.filter(owner=user)
+    return qs if user.is_superuser else qs.filter(pk__in=cohorts_taught_ids(user))
+
+
+def cohorts_taught_ids(user) -> QuerySet:
+    """Ids of the cohorts `user` owns or co-teaches, as a subquery."""
+    taught = Cohort.instructors.through.objects.filter(user_id=user.pk)
+    return Cohort.objects.filter(
+        Q(owner_id=user.pk) | Q(pk__in=taught.values("cohort_id"))
+    ).values("pk")
 
 
 def cohort_get(*, user, cohort_id) -> Cohort:
@@ -66,9 +75,11 @@ def member_ids(cohort: Cohort) -> QuerySet:
 
 
 def learners_taught_by(user) -> QuerySet:
-    """The learners in cohorts `user` owns, as a subquery of user ids: whose
+    """The learners in cohorts `user` teaches, as a subquery of user ids: whose
     submissions an instructor may open (registered into grader.selectors)."""
-    return CohortMembership.objects.filter(cohort__owner=user).values("user_id")
+    return CohortMembership.objects.filter(
+        cohort_id__in=cohorts_taught_ids(user)
+    ).values("user_id")
 
 
 # One learner -----------------------------------------------------------------

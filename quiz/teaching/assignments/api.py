@@ -20,6 +20,7 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
 from quiz.core.params import id_in_range
+from quiz.teaching import selectors as sel
 from quiz.teaching.access import COHORT_API_ERRORS, CohortApiView
 from quiz.teaching.assignments import gradebook, services
 from quiz.teaching.assignments.scoring import LearnerScore
@@ -166,7 +167,7 @@ class OverrideSerializer(serializers.Serializer):
 def _assignment_or_404(request, assignment_id: int) -> Assignment:
     qs = Assignment.objects.select_related("cohort")
     if not request.user.is_superuser:
-        qs = qs.filter(cohort__owner=request.user)
+        qs = qs.filter(cohort_id__in=sel.cohorts_taught_ids(request.user))
     if not id_in_range(assignment_id):
         raise NotFound("No such assignment.")
     try:

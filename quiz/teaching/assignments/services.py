@@ -25,6 +25,7 @@ from quiz.core.audit import (
     audit_snapshot,
 )
 from quiz.core.params import id_in_range
+from quiz.core.score_events import scores_changed
 from quiz.learning.models import QuestionAttempt
 from quiz.teaching.models import (
     Assignment,
@@ -244,6 +245,11 @@ def assignment_update(
         audit_record(
             actor=actor, action=Action.UPDATE, instance=assignment, changes=changed
         )
+        scores_changed(
+            CohortMembership.objects.filter(cohort_id=assignment.cohort_id).values_list(
+                "user_id", flat=True
+            )
+        )
     return assignment
 
 
@@ -314,6 +320,7 @@ def extension_set(
         instance=extension,
         changes={"due_at": [None, due_at.isoformat()], "learner": learner.username},
     )
+    scores_changed([learner.pk])
     return extension
 
 
@@ -354,4 +361,5 @@ def override_set(
             "item": item.label,
         },
     )
+    scores_changed([learner.pk])
     return override

@@ -20,6 +20,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from grader.models import Exercise
 from quiz.content.models import Lesson
 from quiz.core.params import id_in_range
+from quiz.teaching import selectors as sel
 from quiz.teaching.access import cohort_or_404, instructor_required
 from quiz.teaching.assignments import gradebook, services
 from quiz.teaching.assignments.scoring import assignment_scores
@@ -32,7 +33,7 @@ FORM_TIME = "%Y-%m-%dT%H:%M"
 def _assignment_or_404(request, assignment_id: int) -> Assignment:
     qs = Assignment.objects.select_related("cohort")
     if not request.user.is_superuser:
-        qs = qs.filter(cohort__owner=request.user)
+        qs = qs.filter(cohort_id__in=sel.cohorts_taught_ids(request.user))
     if not id_in_range(assignment_id):
         raise Http404("No such assignment.")
     try:
