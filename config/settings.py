@@ -35,8 +35,10 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "lti_tool",
     "quiz",
     "grader",
+    "lms",
 ]
 
 MIDDLEWARE = [
@@ -200,8 +202,19 @@ CELERY_BEAT_SCHEDULE = {
         "task": "grader.sweep",
         "schedule": float(SWEEP_INTERVAL_SECONDS),
         "options": {"queue": CELERY_TASK_DEFAULT_QUEUE},
-    }
+    },
+    # Grades for an LMS whose messages were lost or whose retries ran out.
+    "sweep-lms-scores": {
+        "task": "lms.sweep",
+        "schedule": 300.0,
+        "options": {"queue": CELERY_TASK_DEFAULT_QUEUE},
+    },
 }
+
+# LTI 1.3 (lms/, docs/lti.md). Calls to an LMS give up after this many seconds
+# (then Celery retries with backoff, LMS_RETRY_MAX_SECONDS apart at most).
+LMS_HTTP_TIMEOUT_SECONDS = envint("LMS_HTTP_TIMEOUT_SECONDS", 10, minimum=1)
+LMS_RETRY_MAX_SECONDS = envint("LMS_RETRY_MAX_SECONDS", 3600, minimum=1)
 
 # Per-process counters are wrong behind several web workers: throttles and
 # the queue position use Redis unless grading runs in-process.

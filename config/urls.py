@@ -11,6 +11,7 @@ urlpatterns = [
     path("", include("quiz.content.urls")),
     path("", include("quiz.core.urls")),
     path("", include("quiz.teaching.urls")),
+    path("", include("lms.urls")),
     # Diagnosis moved from the grader app to quiz; old admin links still work.
     re_path(
         r"^admin/grader/diagnosis/(?P<rest>.*)$",

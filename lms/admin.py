@@ -1,0 +1,64 @@
+"""Admin: django-lti's registrations (with deployments), and what LMS sync did."""
+
+from django import forms
+from django.contrib import admin
+from lti_tool.admin import LtiRegistrationAdmin
+from lti_tool.models import LtiDeployment, LtiRegistration
+
+from lms.models import LineItem, LmsAccount, LmsCourse, ScoreSync
+
+
+@admin.register(LmsAccount)
+class LmsAccountAdmin(admin.ModelAdmin):
+    list_display = ["sub", "issuer", "user", "created_at"]
+    search_fields = ["sub", "issuer", "user__username"]
+    raw_id_fields = ["user"]
+
+
+@admin.register(LmsCourse)
+class LmsCourseAdmin(admin.ModelAdmin):
+    list_display = ["context", "cohort", "roster_synced_at"]
+    raw_id_fields = ["context", "cohort"]
+
+
+@admin.register(LineItem)
+class LineItemAdmin(admin.ModelAdmin):
+    list_display = ["assignment", "course", "url"]
+    raw_id_fields = ["assignment", "course"]
+
+
+@admin.register(ScoreSync)
+class ScoreSyncAdmin(admin.ModelAdmin):
+    list_display = ["learner", "assignment", "score", "version", "sent_version",
+                    "failed", "sent_at"]  # fmt: skip
+    list_filter = ["failed"]
+    raw_id_fields = ["learner", "assignment", "course"]
+    readonly_fields = ["computed_at", "sent_at", "attempts", "last_error"]
+
+
+# django-lti registers LtiRegistration with a deployments inline whose "is
+# active" starts unticked; a deployment an admin types here is meant to work.
+admin.site.unregister(LtiRegistration)
+
+
+class DeploymentForm(forms.ModelForm):
+    class Meta:
+        model = LtiDeployment
+        fields = ["deployment_id", "is_active"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance.pk is None:
+            self.fields["is_active"].initial = True
+
+
+class DeploymentInline(admin.TabularInline):
+    model = LtiDeployment
+    form = DeploymentForm
+    extra = 1
+
+
+@admin.register(LtiRegistration)
+class RegistrationAdmin(LtiRegistrationAdmin):
+    inlines = [DeploymentInline]
+    readonly_fields = ["uuid"]

@@ -1,0 +1,234 @@
+"""Assignment scores to the LMS (Assignment and Grade Services).
+
+`learner_scores_refresh` runs after anything that may change a learner's
+work (quiz.core.score_events): it recomputes their score in each assignment
+of each LMS-linked cohort and, where the score changed, records it (a new
+version) for `score_send`. Sending holds the row's lock, always sends the
+newest version with the time it was computed, and records what it sent, so
+a retry after a failure, a duplicate task or a second worker never sends a
+score twice or an older score after a newer one. An LMS that is down
+(5xx, 429, timeouts) raises LmsUnavailable for Celery to retry with backoff;
+one that refuses the score (other 4xx) marks the row failed, shown to the
+instructor, until the score changes again.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+from lti_tool.models import LtiUser
+from pylti1p3.assignments_grades import AssignmentsGradesService
+from pylti1p3.exception import LtiException, LtiServiceException
+from pylti1p3.grade import Grade
+from pylti1p3.lineitem import LineItem as AgsLineItem
+from pylti1p3.service_connector import ServiceConnector
+from requests import RequestException
+
+from lms.models import LineItem, LmsAccount, LmsCourse, ScoreSync
+from lms.tool import TimeoutSession, tool_key
+from quiz.teaching.assignments.gradebook import percent
+from quiz.teaching.assignments.scoring import assignment_scores
+from quiz.teaching.models import Assignment
+
+SCORE_MAXIMUM = 100.0
+AGS_SCOPES = [
+    "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem",
+    "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem.readonly",
+    "https://purl.imsglobal.org/spec/lti-ags/scope/score",
+]
+
+
+class LmsUnavailable(Exception):
+    """The LMS did not answer, or answered 5xx/429: worth retrying later."""
+
+
+def resource_id(assignment: Assignment) -> str:
+    return f"assignment-{assignment.pk}"
+
+
+def courses_publishing_to(user_id: int):
+    return LmsCourse.objects.filter(
+        cohort__memberships__user_id=user_id,
+        context__can_publish_scores=True,
+        context__deployment__is_active=True,
+        context__deployment__registration__is_active=True,
+    ).select_related("context__deployment__registration", "cohort")
+
+
+def _lms_user_id(course: LmsCourse, user_id: int) -> str | None:
+    registration = course.context.deployment.registration
+    sub = (
+        LtiUser.objects.filter(registration=registration, auth_user_id=user_id)
+        .values_list("sub", flat=True)
+        .first()
+    )
+    if sub:
+        return sub
+    return (
+        LmsAccount.objects.filter(issuer=registration.issuer, user_id=user_id)
+        .values_list("sub", flat=True)
+        .first()
+    )
+
+
+def learner_scores_refresh(user_id: int) -> list[int]:
+    """Record changed scores of one learner; the ids of rows now waiting to go."""
+    waiting = []
+    for course in courses_publishing_to(user_id):
+        lms_user = _lms_user_id(course, user_id)
+        if lms_user is None:
+            continue  # joined with a code, never seen by this LMS
+        for assignment in Assignment.objects.filter(
+            cohort=course.cohort, archived_at__isnull=True
+        ):
+            row = _record(course, assignment, user_id, lms_user)
+            if row is not None and row.pending:
+                waiting.append(row.pk)
+    return waiting
+
+
+def _record(course, assignment, user_id: int, lms_user: str) -> ScoreSync | None:
+    learner = course.cohort.memberships.filter(user_id=user_id).select_related("user")
+    member = learner.first()
+    if member is None:
+        return None
+    score = percent(
+        assignment_scores(assignment, [(user_id, member.user.username)])[0].score
+    )
+    with transaction.atomic():
+        row, created = ScoreSync.objects.select_for_update().get_or_create(
+            course=course,
+            assignment=assignment,
+            learner_id=user_id,
+            defaults={
+                "lms_user_id": lms_user,
+                "score": score,
+                "computed_at": timezone.now(),
+            },
+        )
+        if not created and not math.isclose(row.score, score, abs_tol=1e-9):
+            row.score = score
+            row.computed_at = timezone.now()
+            row.version += 1
+            row.failed = False
+            row.lms_user_id = lms_user
+            row.save()
+    return row
+
+
+def _ags(course: LmsCourse) -> AssignmentsGradesService:
+    context = course.context
+    tool_key()
+    registration = context.deployment.registration.to_registration()
+    return AssignmentsGradesService(
+        ServiceConnector(registration, TimeoutSession()),
+        {"scope": AGS_SCOPES, "lineitems": context.lineitems_url},
+    )
+
+
+def line_item_for(course: LmsCourse, assignment: Assignment, ags) -> str:
+    """The assignment's line item URL in this course: found by resourceId, or made."""
+    known = LineItem.objects.filter(course=course, assignment=assignment).first()
+    if known is not None:
+        return known.url
+    wanted = (
+        AgsLineItem()
+        .set_label(assignment.title[:255])
+        .set_score_maximum(SCORE_MAXIMUM)
+        .set_resource_id(resource_id(assignment))
+        .set_tag("gpt2-course-assignment")
+        .set_end_date_time(assignment.due_at.isoformat())
+    )
+    found = ags.find_or_create_lineitem(wanted, find_by="resource_id")
+    url = found.get_id()
+    if not url:
+        raise LtiException("The LMS returned a line item without an id.")
+    LineItem.objects.get_or_create(
+        course=course, assignment=assignment, defaults={"url": url}
+    )
+    return url
+
+
+def _grade(row: ScoreSync) -> Grade:
+    return (
+        Grade()
+        .set_score_given(row.score)
+        .set_score_maximum(SCORE_MAXIMUM)
+        .set_timestamp(_iso(row.computed_at))
+        .set_activity_progress("Submitted")
+        .set_grading_progress("FullyGraded")
+        .set_user_id(row.lms_user_id)
+    )
+
+
+def _iso(at: datetime) -> str:
+    return at.astimezone(UTC).isoformat(timespec="milliseconds")
+
+
+def _retryable(exc: Exception) -> bool:
+    if isinstance(exc, RequestException):
+        return True
+    if isinstance(exc, LtiServiceException):
+        status = exc.response.status_code
+        return status >= 500 or status in (408, 429)
+    return False
+
+
+def score_send(sync_id: int) -> bool:
+    """Send the newest version of one score if the LMS lacks it; True if sent."""
+    with transaction.atomic():
+        row = (
+            ScoreSync.objects.select_for_update()
+            .select_related("course__context__deployment__registration", "assignment")
+            .filter(pk=sync_id)
+            .first()
+        )
+        if row is None or not row.pending:
+            return False
+        version = row.version
+        try:
+            ags = _ags(row.course)
+            url = line_item_for(row.course, row.assignment, ags)
+            try:
+                ags.put_grade(_grade(row), AgsLineItem({"id": url}))
+            except LtiServiceException as exc:
+                if exc.response.status_code != 404:
+                    raise
+                # The line item was deleted in the LMS: make it again, once.
+                LineItem.objects.filter(
+                    course=row.course, assignment=row.assignment
+                ).delete()
+                url = line_item_for(row.course, row.assignment, ags)
+                ags.put_grade(_grade(row), AgsLineItem({"id": url}))
+        except (LtiException, RequestException, ValueError) as exc:
+            row.attempts += 1
+            row.last_error = str(exc)[:2000]
+            row.failed = not _retryable(exc)
+            row.save(update_fields=["attempts", "last_error", "failed"])
+            failure = exc
+        else:
+            row.sent_version = version
+            row.sent_at = timezone.now()
+            row.attempts += 1
+            row.last_error = ""
+            row.save(
+                update_fields=["sent_version", "sent_at", "attempts", "last_error"]
+            )
+            return True
+    # Outside the transaction, so the attempt and its error stay recorded.
+    if not row.failed:
+        raise LmsUnavailable(row.last_error) from failure
+    return False
+
+
+def scores_waiting() -> list[int]:
+    """Rows whose newest score has not reached the LMS (for the sweep)."""
+    return list(
+        ScoreSync.objects.filter(failed=False, sent_version__lt=F("version"))
+        .order_by("pk")
+        .values_list("pk", flat=True)[:1000]
+    )

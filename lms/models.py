@@ -1,0 +1,129 @@
+"""What the tool keeps of an LMS beyond django-lti's registrations and contexts.
+
+django-lti (`lti_tool`) stores registrations, deployments, keys, LMS users,
+contexts and memberships. Here: the link of an LMS identity to a local
+account, of an LMS course to a cohort, of an assignment to its line item,
+each learner's score on its way to the LMS, and the nonces already used.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from lti_tool.models import LtiContext, LtiRegistration
+
+from quiz.teaching.models import Assignment, Cohort
+
+
+class LmsAccount(models.Model):
+    """An LMS user (issuer, subject) is this local account, for good."""
+
+    issuer = models.CharField(max_length=255)
+    sub = models.CharField(max_length=255)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="lms_accounts"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["issuer", "sub"], name="lms_account_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.sub} @ {self.issuer}"
+
+
+class LmsCourse(models.Model):
+    """An LMS course (an LTI context) taught as a cohort."""
+
+    context = models.OneToOneField(
+        LtiContext, on_delete=models.CASCADE, related_name="lms_course"
+    )
+    cohort = models.OneToOneField(
+        Cohort, on_delete=models.CASCADE, related_name="lms_course"
+    )
+    roster_synced_at = models.DateTimeField(null=True, blank=True)
+    roster_error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.context} -> {self.cohort}"
+
+
+class LineItem(models.Model):
+    """The LMS gradebook column of one assignment in one course."""
+
+    course = models.ForeignKey(
+        LmsCourse, on_delete=models.CASCADE, related_name="line_items"
+    )
+    assignment = models.ForeignKey(
+        Assignment, on_delete=models.CASCADE, related_name="lms_line_items"
+    )
+    url = models.URLField(max_length=1000)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["course", "assignment"], name="lms_line_item_once"
+            )
+        ]
+
+
+class ScoreSync(models.Model):
+    """A learner's assignment score as the LMS should have it.
+
+    `version` goes up each time the score changes; a send records the version
+    it delivered, so a retry or a second worker never sends an older score
+    after a newer one (sends hold this row's lock), and the LMS gets each
+    score's own timestamp.
+    """
+
+    course = models.ForeignKey(
+        LmsCourse, on_delete=models.CASCADE, related_name="score_syncs"
+    )
+    assignment = models.ForeignKey(
+        Assignment, on_delete=models.CASCADE, related_name="lms_score_syncs"
+    )
+    learner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    lms_user_id = models.CharField(max_length=255)
+    score = models.FloatField(help_text="0-100, as the gradebook shows it.")
+    computed_at = models.DateTimeField()
+    version = models.PositiveIntegerField(default=1)
+    sent_version = models.PositiveIntegerField(default=0)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+    failed = models.BooleanField(
+        default=False, help_text="The LMS refused it; not retried until it changes."
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["course", "assignment", "learner"], name="lms_score_once"
+            )
+        ]
+        indexes = [models.Index(fields=["sent_version", "version"])]
+
+    @property
+    def pending(self) -> bool:
+        return self.sent_version < self.version and not self.failed
+
+
+class UsedNonce(models.Model):
+    """A launch's nonce, once used: the same id_token never signs anyone in twice."""
+
+    registration = models.ForeignKey(LtiRegistration, on_delete=models.CASCADE)
+    nonce = models.CharField(max_length=255)
+    used_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["registration", "nonce"], name="lms_nonce_once"
+            )
+        ]
