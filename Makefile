@@ -48,7 +48,7 @@ run: venv assets
 test: venv assets system-deps services
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports --no-cache
-	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
+	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --dist loadgroup --durations=20 $(PYTEST_ARGS)
 	@$(MAKE) --no-print-directory doctests-portable
 	$(TEST_ENV) $(BIN)/python benchmarks/sandbox_bench.py --short
 	$(TEST_ENV) $(BIN)/python benchmarks/pipeline_bench.py --short

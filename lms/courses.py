@@ -40,7 +40,7 @@ def course_for(context: LtiContext, *, instructor=None) -> LmsCourse | None:
         if instructor is None:
             return None
         with transaction.atomic():
-            LtiContext.objects.select_for_update().filter(pk=context.pk).exists()
+            list(LtiContext.objects.select_for_update().filter(pk=context.pk))
             course = LmsCourse.objects.filter(context=context).first()
             if course is None:
                 name = (context.title or context.label or "LMS course")[:200]

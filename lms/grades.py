@@ -83,7 +83,9 @@ def learner_scores_refresh(user_id: int) -> list[int]:
         if lms_user is None:
             continue  # joined with a code, never seen by this LMS
         for assignment in Assignment.objects.filter(
-            cohort=course.cohort, archived_at__isnull=True
+            cohort=course.cohort,
+            archived_at__isnull=True,
+            opens_at__lte=timezone.now(),  # no LMS column before it opens
         ):
             row = _record(course, assignment, user_id, lms_user)
             if row is not None and row.pending:
@@ -92,31 +94,41 @@ def learner_scores_refresh(user_id: int) -> list[int]:
 
 
 def _record(course, assignment, user_id: int, lms_user: str) -> ScoreSync | None:
-    learner = course.cohort.memberships.filter(user_id=user_id).select_related("user")
-    member = learner.first()
+    """Recompute and store one score, under its row's lock.
+
+    The score is computed while the row is locked, so of two refreshes at
+    once the later one reads the later work: a stale score never overwrites
+    a newer one.
+    """
+    member = (
+        course.cohort.memberships.filter(user_id=user_id).select_related("user").first()
+    )
     if member is None:
         return None
-    score = percent(
-        assignment_scores(assignment, [(user_id, member.user.username)])[0].score
-    )
+    key = {"course": course, "assignment": assignment, "learner_id": user_id}
     with transaction.atomic():
-        row, created = ScoreSync.objects.select_for_update().get_or_create(
-            course=course,
-            assignment=assignment,
-            learner_id=user_id,
-            defaults={
-                "lms_user_id": lms_user,
-                "score": score,
-                "computed_at": timezone.now(),
-            },
-        )
-        if not created and not math.isclose(row.score, score, abs_tol=1e-9):
-            row.score = score
-            row.computed_at = timezone.now()
+        ScoreSync.objects.get_or_create(
+            **key,
+            defaults={"lms_user_id": lms_user, "score": 0.0,
+                      "computed_at": timezone.now(), "version": 0},
+        )  # fmt: skip
+        row = ScoreSync.objects.select_for_update().get(**key)
+        scores = assignment_scores(assignment, [(user_id, member.user.username)])
+        score = percent(scores[0].score)
+        if row.version == 0:
+            row.version = 1
+            # Nothing done yet: the LMS shows no score, which is right; a 0
+            # would read as "handed in nothing" before the due date.
+            row.sent_version = 1 if score == 0 else 0
+        elif math.isclose(row.score, score, abs_tol=1e-9):
+            return row
+        else:
             row.version += 1
             row.failed = False
-            row.lms_user_id = lms_user
-            row.save()
+        row.score = score
+        row.computed_at = timezone.now()
+        row.lms_user_id = lms_user
+        row.save()
     return row
 
 
@@ -132,9 +144,14 @@ def _ags(course: LmsCourse) -> AssignmentsGradesService:
 
 def line_item_for(course: LmsCourse, assignment: Assignment, ags) -> str:
     """The assignment's line item URL in this course: found by resourceId, or made."""
-    known = LineItem.objects.filter(course=course, assignment=assignment).first()
-    if known is not None:
-        return known.url
+    known = LineItem.objects.filter(course=course, assignment=assignment)
+    if known.exists():
+        return known.get().url
+    # One maker per course at a time, or two learners' first scores would
+    # make two columns; the second finds the first's once it commits.
+    list(LmsCourse.objects.select_for_update().filter(pk=course.pk))
+    if known.exists():
+        return known.get().url
     wanted = (
         AgsLineItem()
         .set_label(assignment.title[:255])

@@ -80,8 +80,21 @@ class TimeoutSession(requests.Session):
         return super().request(*args, **kwargs)
 
 
+class LaunchStorage(DjangoCacheDataStorage):
+    """pylti1p3's cache storage, never tied to a browser cookie.
+
+    Over https pylti1p3 files launch data under a "session-id" cookie, which
+    an LMS iframe with third-party cookies blocked never sends back: the
+    deep-linking picker would fail there. Keys are random (nonces, launch
+    ids), and a launch id is used once (lms.views), so the cookie adds little.
+    """
+
+    def get_session_cookie_name(self):
+        return None
+
+
 def storage() -> DjangoCacheDataStorage:
-    return DjangoCacheDataStorage()
+    return LaunchStorage()
 
 
 def tool_key() -> Key:
@@ -89,11 +102,8 @@ def tool_key() -> Key:
     key = Key.objects.active().order_by("-datetime_created").first()
     if key is not None:
         return key
-    with transaction.atomic():
-        # One creator at a time; the loser reads the winner's key.
-        LtiRegistration.objects.select_for_update().exists()
-        key = Key.objects.active().order_by("-datetime_created").first()
-        return key or Key.objects.generate()
+    # Two first uses at once make two keys: both are published, the newer signs.
+    return Key.objects.generate()
 
 
 # What pylti1p3 says, in words for the person who clicked the link.

@@ -33,21 +33,32 @@ from lms.launches import launch_accept
 from lms.linking import deep_link_resources, deep_link_response_jwt
 from lms.models import LmsCourse
 from lms.targets import pickable, target_url
+from lms.tasks import sync_roster
 from lms.tool import LaunchRefused
 from quiz.teaching.access import instructor_required
 
 log = logging.getLogger(__name__)
 DEEP_LINK_DONE = "lms-deep-link-done-"
+DL_SETTINGS = "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"
+PRESENTATION = "https://purl.imsglobal.org/spec/lti/claim/launch_presentation"
+CONTEXT = "https://purl.imsglobal.org/spec/lti/claim/context"
 
 
 def refused(request, exc: LaunchRefused) -> HttpResponse:
+    """The 4xx page. Framable by anyone: the LMS that framed the launch may not
+    be registered, and the page offers nothing to click."""
     log.info("LTI request refused: %s (%s)", exc.message, exc.detail)
-    return render(
+    response = render(
         request,
         "lms/error.html",
         {"message": exc.message, "detail": exc.detail},
         status=exc.status,
     )
+    policy = dict(POLICY, **{"frame-ancestors": "*"})
+    response["Content-Security-Policy"] = "; ".join(
+        f"{name} {value}" for name, value in policy.items()
+    )
+    return response
 
 
 @csrf_exempt
@@ -84,11 +95,14 @@ def launch(request):
         return refused(request, exc)
     login(request, result.user, backend="django.contrib.auth.backends.ModelBackend")
     if result.roster_course_id is not None:
-        from lms.tasks import sync_roster
-
-        sync_roster.apply_async(
-            args=[result.roster_course_id], queue=settings.CELERY_TASK_DEFAULT_QUEUE
-        )
+        try:
+            sync_roster.apply_async(
+                args=[result.roster_course_id], queue=settings.CELERY_TASK_DEFAULT_QUEUE
+            )
+        except Exception:  # noqa: BLE001 - the launch stands; "Sync roster now" remains
+            log.exception(
+                "could not queue the roster sync of course %s", result.roster_course_id
+            )
     if result.deep_link:
         return redirect(f"{reverse('lti-deep-link')}?launch={result.launch_id}")
     return redirect(target_url(result.target, teaching=result.teaching))
@@ -101,13 +115,23 @@ def jwks(request):
     return JsonResponse(Key.objects.as_jwks())
 
 
-def _framable_policy(message_launch, *, form_to: str = "") -> str:
+def _framable_policy(message_launch) -> str:
+    """This site's policy, but framable by (and posting to) the platform.
+
+    The LMS page that frames the picker is often not the issuer's host (a
+    school's own Canvas domain), so the launch's return URLs count too.
+    """
     registration = message_launch.get_tool_conf().registration
-    origins = {
-        _origin(url)
-        for url in (registration.issuer, registration.auth_url, form_to)
-        if _origin(url)
-    }
+    data = message_launch.get_launch_data()
+    dl_settings = data.get(DL_SETTINGS) or {}
+    presentation = data.get(PRESENTATION) or {}
+    urls = (
+        registration.issuer,
+        registration.auth_url,
+        dl_settings.get("deep_link_return_url"),
+        presentation.get("return_url"),
+    )
+    origins = {_origin(url) for url in urls if _origin(url)}
     policy = dict(POLICY)
     policy["frame-ancestors"] = " ".join(["'self'", *sorted(origins)])
     policy["form-action"] = " ".join(["'self'", *sorted(origins)])
@@ -145,19 +169,8 @@ def deep_link(request):
             LaunchRefused("These links were already sent to your course."),
         )
     data = message_launch.get_launch_data()
-    settings_claim = data[
-        "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"
-    ]
-    course = LmsCourse.objects.filter(
-        context__id_on_platform=(
-            data.get("https://purl.imsglobal.org/spec/lti/claim/context") or {}
-        ).get("id", ""),
-        context__deployment__deployment_id=data.get(
-            "https://purl.imsglobal.org/spec/lti/claim/deployment_id"
-        ),
-        context__deployment__registration__issuer=data.get("iss"),
-    ).first()
-    cohort_id = course.cohort_id if course else None
+    settings_claim = data[DL_SETTINGS]
+    cohort_id = _cohort_of(data)
     multiple = settings_claim.get("accept_multiple", True) is not False
     error = ""
     if request.method == "POST":
@@ -183,9 +196,7 @@ def deep_link(request):
                     "count": len(resources),
                 },
             )
-            response["Content-Security-Policy"] = _framable_policy(
-                message_launch, form_to=settings_claim["deep_link_return_url"]
-            )
+            response["Content-Security-Policy"] = _framable_policy(message_launch)
             return response
     response = render(
         request,
@@ -194,15 +205,25 @@ def deep_link(request):
             "launch_id": launch_id,
             "groups": pickable(cohort_id=cohort_id),
             "multiple": multiple,
-            "course_title": (
-                data.get("https://purl.imsglobal.org/spec/lti/claim/context") or {}
-            ).get("title", ""),
+            "course_title": (data.get(CONTEXT) or {}).get("title", ""),
             "error": error,
         },
         status=400 if error else 200,
     )
     response["Content-Security-Policy"] = _framable_policy(message_launch)
     return response
+
+
+def _cohort_of(data: dict) -> int | None:
+    """The cohort of the launch's course, once an instructor launched it."""
+    course = LmsCourse.objects.filter(
+        context__id_on_platform=(data.get(CONTEXT) or {}).get("id", ""),
+        context__deployment__deployment_id=data.get(
+            "https://purl.imsglobal.org/spec/lti/claim/deployment_id"
+        ),
+        context__deployment__registration__issuer=data.get("iss"),
+    ).first()
+    return course.cohort_id if course else None
 
 
 @instructor_required

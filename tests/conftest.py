@@ -12,6 +12,8 @@ import pytest
 import yaml
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+# The LMS simulator's fixtures, for tests/lms and the browser journeys.
+pytest_plugins = ["tests.lms.fixtures"]
 
 
 @pytest.fixture(scope="session", autouse=True)

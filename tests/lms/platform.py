@@ -17,7 +17,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from html import unescape
+from html import escape, unescape
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
@@ -71,6 +71,8 @@ class Platform:
     fail_scores: int = 0
     refuse_scores: bool = False
     tool_jwks_url: str = ""
+    # What the next browser login at /auth signs in as (claims() arguments).
+    next_login: dict = field(default_factory=dict)
     _server: ThreadingHTTPServer | None = None
 
     # -- lifecycle --------------------------------------------------------
@@ -245,6 +247,8 @@ class Platform:
     def _route(self, method, path, body, handler):
         if path == "/jwks":
             return 200, {"keys": [self.jwk()]}, "application/json"
+        if path == "/auth" and method == "GET":
+            return self._auth(body)
         if path == "/token" and method == "POST":
             return self._token(body)
         if path == "/deep-link-return" and method == "POST":
@@ -277,6 +281,20 @@ class Platform:
                 "application/vnd.ims.lti-nrps.v2.membershipcontainer+json",
             )
         return 404, {"error": "not found"}, "application/json"
+
+    def _auth(self, params):
+        """The OIDC authorization step a browser goes through: an auto-posting
+        form with the signed id_token, as Canvas and Moodle answer."""
+        if params.get("client_id") != self.client_id or not params.get("nonce"):
+            return 400, {"error": "invalid_request"}, "application/json"
+        token = self.sign(self.claims(nonce=params["nonce"], **self.next_login))
+        page = (
+            f'<form id="f" method="post" action="{escape(params["redirect_uri"])}">'
+            f'<input type="hidden" name="id_token" value="{token}">'
+            f'<input type="hidden" name="state" value="{escape(params["state"])}">'
+            "</form><script>document.getElementById('f').submit()</script>"
+        )
+        return 200, page.encode(), "text/html"
 
     def _lineitems(self, method, body):
         if method == "GET":

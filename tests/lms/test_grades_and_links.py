@@ -14,7 +14,11 @@ from grader import submission_grading
 from grader.models import Submission
 from lms import grades
 from lms.models import LineItem, LmsAccount, LmsCourse, ScoreSync
-from quiz.teaching.assignments.services import ItemSpec, assignment_create
+from quiz.teaching.assignments.services import (
+    ItemSpec,
+    assignment_create,
+    override_set,
+)
 from tests.lms.platform import INSTRUCTOR, LEARNER, auto_post_form
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -147,26 +151,42 @@ def test_a_grade_sends_the_score_once_and_a_503_is_retried(
 def test_scores_go_in_order_with_their_own_timestamps(
     platform, tool, course, block_exercise
 ):
-    _, assignment = course
+    lms_course, assignment = course
     learner = learner_launch(platform, tool)
-    platform.fail_scores = 10  # down for longer than the in-process retries
-    grade(learner, block_exercise, WRONG)
+    platform.fail_scores = 100  # down for longer than the in-process tries
     assert grade(learner, block_exercise, RIGHT).status == "passed"
+    first = ScoreSync.objects.get()
+    assert (first.score, first.version, first.sent_version) == (100.0, 1, 0)
+    override_set(
+        assignment=assignment, actor=lms_course.cohort.owner, learner=learner,
+        item_id=assignment.items.get().pk, score=0.5, reason="copied part of it",
+    )  # fmt: skip
     row = ScoreSync.objects.get()
-    assert row.pending and row.score == 100.0 and "503" in row.last_error
-    assert platform.scores == []
+    assert (row.score, row.version, row.sent_version) == (50.0, 2, 0)
+    assert row.pending and "503" in row.last_error and platform.scores == []
     platform.fail_scores = 0
     assert grades.scores_waiting() == [row.pk]
     from lms.tasks import sweep
 
     sweep.apply()
-    (score,) = platform.scores  # only the newest score, not the 0 before it
-    assert score["scoreGiven"] == 100.0
+    (score,) = platform.scores  # only the newest score, never the 100 after it
+    assert score["scoreGiven"] == 50.0
     row.refresh_from_db()
     assert score["timestamp"].startswith(row.computed_at.strftime("%Y-%m-%dT%H:%M:%S"))
+    assert row.computed_at > first.computed_at
     assert not row.pending
     assert grades.score_send(row.pk) is False  # sending again sends nothing
     assert len(platform.scores) == 1
+
+
+def test_work_outside_the_assignment_sends_no_zero(platform, tool, course):
+    learner = learner_launch(platform, tool)
+    from lms.tasks import refresh_learner
+
+    refresh_learner.apply(args=[learner.pk])  # e.g. after a lesson's self-check
+    row = ScoreSync.objects.get()
+    assert (row.score, row.pending) == (0.0, False)
+    assert platform.scores == [] and platform.line_items == {}
 
 
 def test_a_score_the_lms_refuses_is_marked_and_shown(

@@ -1,4 +1,5 @@
-"""An LMS (tests/lms/platform.py) registered with a live tool server."""
+"""Fixtures for LTI tests (a plugin of tests/conftest.py): an LMS
+(tests/lms/platform.py) registered with a live tool server."""
 
 from __future__ import annotations
 
