@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from django.db.models import Count, Q, QuerySet
 
 from grader.models import Submission
+from quiz.core.params import id_in_range
 from quiz.core.roles import INSTRUCTOR
 from quiz.learning.models import LessonRead, QuestionAttempt
 from quiz.teaching.cohorts import join_code_normalize
-from quiz.teaching.models import Cohort, CohortMembership
+from quiz.teaching.models import Assignment, Cohort, CohortMembership
 
 
 def user_can_teach(user) -> bool:
@@ -44,6 +45,17 @@ def cohorts_taught_ids(user) -> QuerySet:
 def cohort_get(*, user, cohort_id) -> Cohort:
     """One cohort `user` manages; Cohort.DoesNotExist otherwise (shown as 404)."""
     return cohort_list(user=user).get(pk=cohort_id)
+
+
+def assignment_get(*, user, assignment_id) -> Assignment:
+    """An assignment of a cohort `user` teaches; DoesNotExist otherwise (a 404),
+    also for an id past the column's range."""
+    if not id_in_range(assignment_id):
+        raise Assignment.DoesNotExist
+    qs = Assignment.objects.select_related("cohort")
+    if not user.is_superuser:
+        qs = qs.filter(cohort_id__in=cohorts_taught_ids(user))
+    return qs.get(pk=assignment_id)
 
 
 def cohort_get_by_code(*, code: str) -> Cohort:

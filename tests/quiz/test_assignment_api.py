@@ -122,6 +122,19 @@ def test_only_the_owner_or_a_superuser_reaches_an_assignment(world, course, role
     assert listing.status_code in ((401, 403) if code == 401 else (code,))
 
 
+def test_a_co_instructor_reaches_it_and_a_made_up_id_is_a_404(world, course):
+    created = create(world)
+    other = world.by_role("other")
+    assert api(other).get(created["url"]).status_code == 404
+    world.cohort.instructors.add(other)  # co-teaches (an LMS course's teachers)
+    assert api(other).get(created["url"]).status_code == 200
+    assert api(other).get(created["gradebook_url"]).status_code == 200
+    for made_up in (10**6, 2**63):
+        assert (
+            api(world.owner).get(f"/api/v1/assignments/{made_up}/").status_code == 404
+        )
+
+
 def test_an_assignment_with_scores_is_archived_not_deleted(world, course):
     empty, scored = create(world), create(world, title="Week 2")
     client = api(world.owner)

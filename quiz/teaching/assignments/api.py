@@ -165,13 +165,8 @@ class OverrideSerializer(serializers.Serializer):
 
 
 def _assignment_or_404(request, assignment_id: int) -> Assignment:
-    qs = Assignment.objects.select_related("cohort")
-    if not request.user.is_superuser:
-        qs = qs.filter(cohort_id__in=sel.cohorts_taught_ids(request.user))
-    if not id_in_range(assignment_id):
-        raise NotFound("No such assignment.")
     try:
-        return qs.get(pk=assignment_id)
+        return sel.assignment_get(user=request.user, assignment_id=assignment_id)
     except Assignment.DoesNotExist:
         raise NotFound("No such assignment.") from None
 

@@ -31,13 +31,8 @@ FORM_TIME = "%Y-%m-%dT%H:%M"
 
 
 def _assignment_or_404(request, assignment_id: int) -> Assignment:
-    qs = Assignment.objects.select_related("cohort")
-    if not request.user.is_superuser:
-        qs = qs.filter(cohort_id__in=sel.cohorts_taught_ids(request.user))
-    if not id_in_range(assignment_id):
-        raise Http404("No such assignment.")
     try:
-        return qs.get(pk=assignment_id)
+        return sel.assignment_get(user=request.user, assignment_id=assignment_id)
     except Assignment.DoesNotExist:
         raise Http404("No such assignment.") from None
 
