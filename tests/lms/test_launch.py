@@ -87,6 +87,22 @@ def test_a_learner_launch_lands_on_the_linked_exercise_signed_in(
     ).exists()
 
 
+def test_a_link_to_a_lesson_page_lands_there(platform, tool, content_tree):
+    from quiz.content.loader import content_load
+    from quiz.models import Lesson
+
+    content_load(root=content_tree.root)
+    lesson = Lesson.objects.order_by("pk").first()
+    with requests.Session() as learner:
+        # As an LMS admin would type it: the page itself as the target link.
+        response, _ = platform.launch(
+            learner, tool, sub="s-1", roles=[LEARNER],
+            target_link_uri=tool + f"/lessons/{lesson.slug}/",
+        )  # fmt: skip
+        assert response.headers["Location"] == f"/lessons/{lesson.slug}/"
+        assert signed_in_as(learner, tool + response.headers["Location"])
+
+
 def test_the_same_lms_user_is_the_same_account_every_time(platform, tool):
     for _ in range(2):
         with requests.Session() as learner:
