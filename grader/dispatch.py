@@ -125,6 +125,13 @@ def submission_dispatch(*, wake: Callable[[], None]) -> int:
             submission_grading.grade_claimed(
                 submission, slow=Slow(slow_after(submission.exercise), slow)
             )
+        except Exception:
+            # Never leave it "running" under this live worker: the learner's
+            # queue would wait behind it until its lease ran out.
+            submission_grading.with_db_retry(
+                lambda row=submission: submission_grading.submission_release(row)
+            )
+            raise
         finally:
             hold.release()
         graded += 1

@@ -126,9 +126,13 @@ def grade_claimed(submission: Submission, *, slow: Slow | None = None) -> str | 
 
     `slow` is told when the grade runs longer than expected (grader.lanes).
     """
+    # Every database step retries: an error escaping here would leave the row
+    # "running" under a live worker, and the learner's queue stuck behind it.
     budget = with_db_retry(lambda: exercise_budget_measured(submission.exercise))
-    Submission.objects.filter(pk=submission.pk, status=Status.RUNNING).update(
-        time_budget_seconds=budget.seconds
+    with_db_retry(
+        lambda: Submission.objects.filter(
+            pk=submission.pk, status=Status.RUNNING
+        ).update(time_budget_seconds=budget.seconds)
     )
     with running_grades.watch(submission.pk) as cancel:
         try:
@@ -150,7 +154,7 @@ def grade_claimed(submission: Submission, *, slow: Slow | None = None) -> str | 
     saved = with_db_retry(lambda: _save(submission, verdict))
     if not saved:
         return None  # cancelled (or re-queued) while we graded: theirs stands
-    submission_promote_next(user_id=submission.user_id)
+    with_db_retry(lambda: submission_promote_next(user_id=submission.user_id))
     events.submission_changed(submission.pk)
     scores_changed([submission.user_id])
     if verdict.status == Status.FAILED:
@@ -182,6 +186,19 @@ def _save(submission: Submission, verdict: Verdict) -> int:
         grade_ms=verdict.duration_ms,
         finished_at=timezone.now(),
     )
+
+
+def submission_release(submission: Submission) -> int:
+    """Put a row this worker claimed back in the queue (its grade failed to end)."""
+    released = Submission.objects.filter(
+        pk=submission.pk,
+        status=Status.RUNNING,
+        claimed_by=worker_id(),
+        grading_attempts=submission.grading_attempts,
+    ).update(status=Status.QUEUED, claimed_by="", enqueued_at=timezone.now())
+    if released:
+        events.submission_changed(submission.pk)
+    return released
 
 
 def submission_promote_next(*, user_id: int) -> None:

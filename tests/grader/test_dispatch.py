@@ -197,6 +197,23 @@ def test_the_sweep_wakes_a_worker_only_for_rows_left_waiting(
     assert woken == [1]
 
 
+def test_a_grade_that_fails_to_end_puts_its_row_back_in_line(
+    queue, make_user, monkeypatch, settings
+):
+    settings.GRADER_RUNNER = "cold"
+    row = queue(make_user("ann"))
+
+    def broken(submission, **kwargs):
+        raise RuntimeError("the database went away mid-grade")
+
+    monkeypatch.setattr(submission_grading, "grade_claimed", broken)
+    with pytest.raises(RuntimeError):
+        dispatch.submission_dispatch(wake=lambda: None)
+    row.refresh_from_db()
+    assert (row.status, row.claimed_by, row.grading_attempts) == ("queued", "", 1)
+    assert claim(Lanes(slots=1, heavy=1)).pk == row.pk  # not stuck "running"
+
+
 def test_a_database_error_while_claiming_gives_the_slot_back(
     queue, make_user, monkeypatch
 ):
