@@ -20,7 +20,15 @@ POLICY = {
     "form-action": "'self'",
     "frame-ancestors": "'none'",
 }
-HEADER = "; ".join(f"{name} {value}" for name, value in POLICY.items())
+
+
+def policy_header(**overrides: str) -> str:
+    """The policy as a header value; `overrides` use underscores for dashes."""
+    policy = {**POLICY, **{k.replace("_", "-"): v for k, v in overrides.items()}}
+    return "; ".join(f"{name} {value}" for name, value in policy.items())
+
+
+HEADER = policy_header()
 
 
 class ContentSecurityPolicyMiddleware:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F
 from django.utils import timezone
 from lti_tool.models import LtiContext, LtiMembership
 from pylti1p3.exception import LtiException
@@ -20,11 +20,12 @@ from pylti1p3.service_connector import ServiceConnector
 from requests import RequestException
 
 from lms import accounts
-from lms.models import LmsAccount, LmsCourse
+from lms.models import LmsAccount, LmsCourse, ScoreSync
 from lms.tool import TimeoutSession, tool_key
 from quiz.core.roles import INSTRUCTOR
 from quiz.teaching.cohorts import cohort_create
 from quiz.teaching.models import CohortMembership
+from quiz.teaching.selectors import cohorts_taught_ids
 
 log = logging.getLogger(__name__)
 
@@ -131,13 +132,11 @@ def courses_taught(*, user):
     qs = LmsCourse.objects.select_related("cohort", "context")
     if user.is_superuser:
         return qs
-    return qs.filter(Q(cohort__owner=user) | Q(cohort__instructors=user)).distinct()
+    return qs.filter(cohort_id__in=cohorts_taught_ids(user))
 
 
 def courses_status(*, user) -> list[dict]:
     """Each course with its roster sync and how its grades are getting on."""
-    from lms.models import ScoreSync
-
     rows = []
     for course in courses_taught(user=user).order_by("cohort__name"):
         syncs = ScoreSync.objects.filter(course=course)

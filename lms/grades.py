@@ -20,7 +20,6 @@ from datetime import UTC, datetime
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
-from lti_tool.models import LtiUser
 from pylti1p3.assignments_grades import AssignmentsGradesService
 from pylti1p3.exception import LtiException, LtiServiceException
 from pylti1p3.grade import Grade
@@ -46,8 +45,16 @@ class LmsUnavailable(Exception):
     """The LMS did not answer, or answered 5xx/429: worth retrying later."""
 
 
-def resource_id(assignment: Assignment) -> str:
-    return f"assignment-{assignment.pk}"
+def line_item_spec(*, assignment_id, title: str) -> AgsLineItem:
+    """An assignment's gradebook column, as deep links carry it and as AGS
+    makes it; scores find it again by this resourceId."""
+    return (
+        AgsLineItem()
+        .set_label(title[:255])
+        .set_score_maximum(SCORE_MAXIMUM)
+        .set_resource_id(f"assignment-{assignment_id}")
+        .set_tag("gpt2-course-assignment")
+    )
 
 
 def courses_publishing_to(user_id: int):
@@ -60,16 +67,11 @@ def courses_publishing_to(user_id: int):
 
 
 def _lms_user_id(course: LmsCourse, user_id: int) -> str | None:
-    registration = course.context.deployment.registration
-    sub = (
-        LtiUser.objects.filter(registration=registration, auth_user_id=user_id)
-        .values_list("sub", flat=True)
-        .first()
-    )
-    if sub:
-        return sub
+    """The learner's `sub` at this course's LMS (launches and rosters link it)."""
     return (
-        LmsAccount.objects.filter(issuer=registration.issuer, user_id=user_id)
+        LmsAccount.objects.filter(
+            issuer=course.context.deployment.registration.issuer, user_id=user_id
+        )
         .values_list("sub", flat=True)
         .first()
     )
@@ -152,14 +154,9 @@ def line_item_for(course: LmsCourse, assignment: Assignment, ags) -> str:
     list(LmsCourse.objects.select_for_update().filter(pk=course.pk))
     if known.exists():
         return known.get().url
-    wanted = (
-        AgsLineItem()
-        .set_label(assignment.title[:255])
-        .set_score_maximum(SCORE_MAXIMUM)
-        .set_resource_id(resource_id(assignment))
-        .set_tag("gpt2-course-assignment")
-        .set_end_date_time(assignment.due_at.isoformat())
-    )
+    wanted = line_item_spec(
+        assignment_id=assignment.pk, title=assignment.title
+    ).set_end_date_time(assignment.due_at.isoformat())
     found = ags.find_or_create_lineitem(wanted, find_by="resource_id")
     url = found.get_id()
     if not url:

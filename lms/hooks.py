@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from django.conf import settings
 
+from lms import tasks
+from lms.models import LmsAccount
 from quiz.core.score_events import score_listener_register
 
 
 def learners_changed(user_ids: list[int]) -> None:
     """Queue a score refresh for each of these learners an LMS knows."""
-    from lms import tasks
-    from lms.models import LmsAccount
-
     linked = (
         LmsAccount.objects.filter(user_id__in=user_ids)
         .values_list("user_id", flat=True)

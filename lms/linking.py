@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from django.urls import reverse
 from pylti1p3.deep_link_resource import DeepLinkResource
-from pylti1p3.lineitem import LineItem as AgsLineItem
 
-from lms.grades import SCORE_MAXIMUM
+from lms.grades import line_item_spec
 from lms.targets import ASSIGNMENT, target_get
 from lms.tool import tool_key
 
@@ -40,11 +39,7 @@ def deep_link_resources(
             # The LMS makes its gradebook column with the link; scores find it
             # again by resourceId (lms.grades).
             link.set_lineitem(
-                AgsLineItem()
-                .set_label(target.title)
-                .set_score_maximum(SCORE_MAXIMUM)
-                .set_resource_id(f"assignment-{target.key}")
-                .set_tag("gpt2-course-assignment")
+                line_item_spec(assignment_id=target.key, title=target.title)
             )
         resources.append(link)
     return resources

@@ -9,6 +9,8 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
 from lms import grades
+from lms.courses import RosterError, roster_sync
+from lms.models import LmsCourse
 
 # An LMS that stays down: retried with backoff, then left to the sweep.
 MAX_RETRIES = 20
@@ -76,9 +78,6 @@ def sweep() -> int:
 
 @shared_task(name="lms.sync_roster", acks_late=True, ignore_result=True)
 def sync_roster(course_id: int) -> None:
-    from lms.courses import RosterError, roster_sync
-    from lms.models import LmsCourse
-
     course = LmsCourse.objects.filter(pk=course_id).first()
     if course is not None:
         try:

@@ -27,7 +27,7 @@ from lti_tool.models import Key
 from pylti1p3.contrib.django import DjangoOIDCLogin
 from pylti1p3.exception import LtiException, OIDCException
 
-from config.csp import POLICY
+from config.csp import policy_header
 from lms import courses, tool
 from lms.launches import launch_accept
 from lms.linking import deep_link_resources, deep_link_response_jwt
@@ -54,10 +54,7 @@ def refused(request, exc: LaunchRefused) -> HttpResponse:
         {"message": exc.message, "detail": exc.detail},
         status=exc.status,
     )
-    policy = dict(POLICY, **{"frame-ancestors": "*"})
-    response["Content-Security-Policy"] = "; ".join(
-        f"{name} {value}" for name, value in policy.items()
-    )
+    response["Content-Security-Policy"] = policy_header(frame_ancestors="*")
     return response
 
 
@@ -132,10 +129,8 @@ def _framable_policy(message_launch) -> str:
         presentation.get("return_url"),
     )
     origins = {_origin(url) for url in urls if _origin(url)}
-    policy = dict(POLICY)
-    policy["frame-ancestors"] = " ".join(["'self'", *sorted(origins)])
-    policy["form-action"] = " ".join(["'self'", *sorted(origins)])
-    return "; ".join(f"{name} {value}" for name, value in policy.items())
+    allowed = " ".join(["'self'", *sorted(origins)])
+    return policy_header(frame_ancestors=allowed, form_action=allowed)
 
 
 def _origin(url: str) -> str:

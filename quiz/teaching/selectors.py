@@ -29,7 +29,7 @@ def cohort_list(*, user) -> QuerySet[Cohort]:
     """The cohorts `user` may manage: theirs (owned or co-taught); a
     superuser's view is all."""
     qs = Cohort.objects.select_related("owner").annotate(
-        member_count=Count("memberships", distinct=True)
+        member_count=Count("memberships")
     )
     return qs if user.is_superuser else qs.filter(pk__in=cohorts_taught_ids(user))
 
