@@ -17,9 +17,9 @@ TEST_ENV := DATABASE_URL=postgres://postgres@127.0.0.1:5432/test \
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt engine/pyproject.toml | $(BIN)/python
+$(VENV)/.installed: requirements.txt requirements-dev.txt engine/pyproject.toml client/pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements-dev.txt
-	$(BIN)/python -m pip install --disable-pip-version-check -q --no-deps --no-build-isolation -e ./engine
+	$(BIN)/python -m pip install --disable-pip-version-check -q --no-deps --no-build-isolation -e ./engine -e ./client
 	$(BIN)/python -m grading_engine.reference.tokenizer
 	touch $@
 

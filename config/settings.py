@@ -268,6 +268,12 @@ SUBMISSION_MAX_OUTSTANDING = envint("SUBMISSION_MAX_OUTSTANDING", 10, minimum=1)
 SUBMISSION_OUTPUT_MAX_CHARS = 64_000
 # The exercise page shows the reference solution after a pass or after this
 # many graded (passed or failed) attempts, so a stuck learner is not left alone.
+# What the server tells a learner client whose grading engine differs.
+COURSE_CLIENT_INSTALL = envstr(
+    "COURSE_CLIENT_INSTALL",
+    "in the course repository at the server's release, "
+    "pip install ./engine ./client (grading-engine {version})",
+)
 SOLUTION_AFTER_ATTEMPTS = envint("SOLUTION_AFTER_ATTEMPTS", 5, minimum=1)
 API_MAX_BODY_BYTES = 1024 * 1024
 GPT2_WEIGHTS_PATH = envstr("GPT2_WEIGHTS_PATH") or None

@@ -130,3 +130,18 @@ def attempt_history(*, user, exercise: Exercise, limit: int = 20) -> list[Submis
         .only("pk", "status", "score", "checks", "created_at", "exercise_id")
         .order_by("-created_at")[:limit]
     )
+
+
+def exercise_statuses(*, user) -> dict[int, str]:
+    """Each exercise the learner tried: "passed" (at least once) or
+    "attempted", by exercise id, in one query; untried ones are absent."""
+    if not user.is_authenticated:
+        return {}
+    rows = (
+        Submission.objects.filter(user=user)
+        .values("exercise_id")
+        .annotate(passed=Count("pk", filter=Q(status=Status.PASSED)))
+    )
+    return {
+        row["exercise_id"]: "passed" if row["passed"] else "attempted" for row in rows
+    }

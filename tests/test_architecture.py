@@ -203,6 +203,7 @@ def _lint_copy(tmp_path: Path, planted: tuple[str, str] | None):
     shutil.copytree(
         ENGINE_ROOT / "grading_engine", root / "grading_engine", ignore=ignore
     )
+    shutil.copytree(PROJECT_ROOT / "client" / "course", root / "course", ignore=ignore)
     shutil.copy(PROJECT_ROOT / "pyproject.toml", root / "pyproject.toml")
     if planted:
         module, imported = planted

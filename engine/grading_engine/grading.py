@@ -58,6 +58,7 @@ def grade(
     budget: str | None = None,
     cancel: CancelToken | None = None,
     slow: Slow | None = None,
+    visible_only: bool = False,
 ) -> Verdict:
     """Run `code` against the cases of `harness` and judge the result.
 
@@ -66,12 +67,18 @@ def grade(
     `timeout` is the job's time budget and `budget` says where it comes
     from, for the message when a job exceeds it. Setting `cancel` stops the
     job; the verdict is then "cancelled". `slow` says when the job runs
-    longer than expected (grading_engine.runner.Slow).
+    longer than expected (grading_engine.runner.Slow). `visible_only` runs
+    the visible cases alone: the learner's local check (`course check`).
     """
     module = load_harness(harness)
     if seed is None:
         seed = secrets.randbits(31)  # a fresh draw per attempt
     cases = module.make_cases(seed)
+    if visible_only:
+        # Visible cases do not depend on the seed (a test holds every
+        # exercise to that), so the learner's local check runs exactly the
+        # visible cases the server runs, without knowing its seed.
+        cases = [case for case in cases if not case.get("hidden")]
     if tiktoken_cache_dir is None:
         from grading_engine.reference.tokenizer import default_cache_dir, get_encoding
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
+from grading_engine.grading import TOLERANCE_OPTIONS
 from rest_framework import serializers
 
+from grader.api.client_compat import engine_info
 from grader.budgets import exercise_budget, exercise_lane
 from grader.models import Exercise, Submission
 from grader.selectors import submission_waits_behind_own
@@ -14,15 +16,39 @@ from grader.selectors import submission_waits_behind_own
 class ExerciseListSerializer(serializers.ModelSerializer):
     lesson = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     url = serializers.SerializerMethodField()
+    html_url = serializers.SerializerMethodField(help_text="The exercise's page.")
+    status = serializers.SerializerMethodField(
+        help_text='Yours: "passed" (at least once), "attempted" or "not started".'
+    )
 
     class Meta:
         model = Exercise
-        fields = ["slug", "title", "lesson", "entry_point", "signature", "url"]
+        fields = [
+            "slug",
+            "title",
+            "lesson",
+            "entry_point",
+            "signature",
+            "url",
+            "html_url",
+            "status",
+        ]
 
     def get_url(self, obj: Exercise) -> str:
         return self.context["request"].build_absolute_uri(
             f"/api/v1/exercises/{obj.slug}/"
         )
+
+    def get_html_url(self, obj: Exercise) -> str:
+        return self.context["request"].build_absolute_uri(f"/exercises/{obj.slug}/")
+
+    def get_status(self, obj: Exercise) -> str:
+        return self.context.get("statuses", {}).get(obj.pk, "not started")
+
+
+class EngineSerializer(serializers.Serializer):
+    version = serializers.CharField(help_text="The grading-engine that grades here.")
+    install = serializers.CharField(help_text="How a learner client installs it.")
 
 
 class TimeBudgetSerializer(serializers.Serializer):
@@ -33,6 +59,11 @@ class TimeBudgetSerializer(serializers.Serializer):
 class ExerciseDetailSerializer(ExerciseListSerializer):
     time_budget = serializers.SerializerMethodField()
     lane = serializers.SerializerMethodField()
+    check_options = serializers.SerializerMethodField(
+        help_text="The exercise's tolerances, for a local check of its visible "
+        "cases (`course check`)."
+    )
+    engine = serializers.SerializerMethodField()
 
     class Meta(ExerciseListSerializer.Meta):
         fields = [
@@ -41,6 +72,9 @@ class ExerciseDetailSerializer(ExerciseListSerializer):
             "starter",
             "time_budget",
             "lane",
+            "harness",
+            "check_options",
+            "engine",
         ]
 
     @extend_schema_field(TimeBudgetSerializer)
@@ -50,6 +84,34 @@ class ExerciseDetailSerializer(ExerciseListSerializer):
 
     def get_lane(self, obj: Exercise) -> str:
         return exercise_lane(obj)
+
+    def get_check_options(self, obj: Exercise) -> dict[str, float]:
+        # Only what judging reads: no solution, no cases, no seed.
+        options = obj.options if isinstance(obj.options, dict) else {}
+        return {
+            key: float(options[key])
+            for key in TOLERANCE_OPTIONS
+            if isinstance(options.get(key), int | float)
+        }
+
+    @extend_schema_field(EngineSerializer)
+    def get_engine(self, obj: Exercise) -> dict:
+        return engine_info()
+
+
+class LessonLinkSerializer(serializers.Serializer):
+    slug = serializers.CharField()
+    title = serializers.CharField()
+    url = serializers.SerializerMethodField()
+
+    def get_url(self, obj) -> str:
+        return self.context["request"].build_absolute_uri(obj.get_absolute_url())
+
+
+class DiagnosisHintSerializer(serializers.Serializer):
+    slug = serializers.CharField()
+    summary = serializers.CharField(allow_blank=True)
+    lessons = LessonLinkSerializer(many=True, source="lessons.all")
 
 
 class StrictCharField(serializers.CharField):
@@ -105,6 +167,9 @@ class SubmissionSerializer(serializers.ModelSerializer):
     )
     cancel_url = serializers.SerializerMethodField()
     events_url = serializers.SerializerMethodField()
+    html_url = serializers.SerializerMethodField(
+        help_text="The submission's page: its verdict, the lessons to review."
+    )
 
     class Meta:
         model = Submission
@@ -126,6 +191,7 @@ class SubmissionSerializer(serializers.ModelSerializer):
             "server_time",
             "cancel_url",
             "events_url",
+            "html_url",
         ]
 
     def get_timings(self, obj: Submission) -> dict[str, float | None]:
@@ -167,6 +233,11 @@ class SubmissionSerializer(serializers.ModelSerializer):
 
     def get_events_url(self, obj: Submission) -> str:
         return f"/api/v1/submissions/{obj.pk}/events/"
+
+    def get_html_url(self, obj: Submission) -> str:
+        request = self.context.get("request")
+        path = f"/submissions/{obj.pk}/"
+        return request.build_absolute_uri(path) if request else path
 
 
 class GradescopeTestSerializer(serializers.Serializer):

@@ -11,6 +11,7 @@ urlpatterns = [
         views.ExerciseDetailView.as_view(),
         name="api-exercise",
     ),
+    path("diagnoses/", views.DiagnosisListView.as_view(), name="api-diagnoses"),
     path(
         "exercises/<slug:slug>/submissions/",
         views.SubmissionCreateView.as_view(),

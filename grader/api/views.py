@@ -12,9 +12,21 @@ from rest_framework.response import Response
 
 from grader import live, selectors, services
 from grader.api import serializers as s
+from grader.api.client_compat import engine_headers, engine_info, engine_mismatch
 from grader.api.gradescope import submission_gradescope
 from grader.models import Exercise, Submission
+from quiz.content.diagnoses import diagnosis_list
 from quiz.core.api.base import ApiView
+
+
+class GraderApiView(ApiView):
+    """Exercise and submission views: every response names the server's
+    grading engine, and warns a learner client that runs another."""
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        engine_headers(request, response)
+        return response
 
 
 def _exercise_or_404(slug: str) -> Exercise:
@@ -24,29 +36,65 @@ def _exercise_or_404(slug: str) -> Exercise:
         raise NotFound(f"No exercise named {slug!r}.") from None
 
 
-class ExerciseListView(ApiView):
+class ExerciseListView(GraderApiView):
     @extend_schema(
         responses=s.ExerciseListSerializer(many=True), summary="List exercises"
     )
     def get(self, request):
         items = selectors.exercise_list()
+        statuses = selectors.exercise_statuses(user=request.user)
         return Response(
             s.ExerciseListSerializer(
-                items, many=True, context={"request": request}
+                items, many=True, context={"request": request, "statuses": statuses}
             ).data
         )
 
 
-class ExerciseDetailView(ApiView):
-    @extend_schema(responses=s.ExerciseDetailSerializer, summary="Describe an exercise")
+class ExerciseDetailView(GraderApiView):
+    @extend_schema(
+        responses={
+            200: s.ExerciseDetailSerializer,
+            404: OpenApiResponse(description="Unknown exercise"),
+            409: OpenApiResponse(
+                description="The client's grading engine (X-Course-Engine) is "
+                "not the server's; the detail says what to install"
+            ),
+        },
+        summary="Describe an exercise",
+    )
     def get(self, request, slug: str):
         exercise = _exercise_or_404(slug)
+        mismatch = engine_mismatch(request)
+        if mismatch:
+            # Its local checks would not be the server's: say what to install.
+            return Response(
+                {"detail": mismatch, "engine": engine_info()},
+                status=status.HTTP_409_CONFLICT,
+            )
+        statuses = selectors.exercise_statuses(user=request.user)
         return Response(
-            s.ExerciseDetailSerializer(exercise, context={"request": request}).data
+            s.ExerciseDetailSerializer(
+                exercise, context={"request": request, "statuses": statuses}
+            ).data
         )
 
 
-class SubmissionCreateView(ApiView):
+class DiagnosisListView(GraderApiView):
+    @extend_schema(
+        responses=s.DiagnosisHintSerializer(many=True),
+        summary="Every named mistake a check can report, and what teaches it",
+        description="A failed check's `diagnosis` is one of these slugs; the "
+        "learner client shows its summary and lessons, as the submission page does.",
+    )
+    def get(self, request):
+        return Response(
+            s.DiagnosisHintSerializer(
+                diagnosis_list(), many=True, context={"request": request}
+            ).data
+        )
+
+
+class SubmissionCreateView(GraderApiView):
     # Throttling lives in services.submission_create, shared with the HTML form.
 
     @extend_schema(
@@ -90,21 +138,21 @@ def _submission_or_404(request, submission_id) -> Submission:
         raise NotFound("No such submission.") from None
 
 
-def _submission_data(submission: Submission) -> dict:
+def _submission_data(submission: Submission, request) -> dict:
     submission.queue_position = selectors.submission_queue_position(submission)
-    return s.SubmissionSerializer(submission).data
+    return s.SubmissionSerializer(submission, context={"request": request}).data
 
 
-class SubmissionDetailView(ApiView):
+class SubmissionDetailView(GraderApiView):
     @extend_schema(
         responses=s.SubmissionSerializer, summary="A submission's status and results"
     )
     def get(self, request, submission_id):
         submission = _submission_or_404(request, submission_id)
-        return Response(_submission_data(submission))
+        return Response(_submission_data(submission, request))
 
 
-class SubmissionCancelView(ApiView):
+class SubmissionCancelView(GraderApiView):
     @extend_schema(
         request=None,
         responses={
@@ -129,7 +177,7 @@ class SubmissionCancelView(ApiView):
                 {"detail": f"Not cancelled: {exc}.", "status": exc.status},
                 status=status.HTTP_409_CONFLICT,
             )
-        return Response(_submission_data(submission))
+        return Response(_submission_data(submission, request))
 
 
 class EventStreamRenderer(renderers.BaseRenderer):
@@ -143,7 +191,7 @@ class EventStreamRenderer(renderers.BaseRenderer):
         return b""
 
 
-class SubmissionEventsView(ApiView):
+class SubmissionEventsView(GraderApiView):
     renderer_classes = [renderers.JSONRenderer, EventStreamRenderer]
 
     def handle_exception(self, exc):
@@ -172,7 +220,10 @@ class SubmissionEventsView(ApiView):
                 submission = selectors.submission_get(user=user, submission_id=first.pk)
             except Submission.DoesNotExist:
                 return None
-            return {**_submission_data(submission), "terminal": submission.is_terminal}
+            return {
+                **_submission_data(submission, request),
+                "terminal": submission.is_terminal,
+            }
 
         response = StreamingHttpResponse(
             live.submission_stream(submission_id=first.pk, read=read),
@@ -183,7 +234,7 @@ class SubmissionEventsView(ApiView):
         return response
 
 
-class SubmissionGradescopeView(ApiView):
+class SubmissionGradescopeView(GraderApiView):
     @extend_schema(
         responses=s.GradescopeResultSerializer,
         summary="A submission's result in Gradescope's results.json shape",

@@ -115,6 +115,11 @@ def diagnosis_load(*, path: Path) -> int:
     return len(records)
 
 
+def diagnosis_list() -> list[Diagnosis]:
+    """Every diagnosis with its lessons, in two queries."""
+    return list(Diagnosis.objects.prefetch_related("lessons"))
+
+
 def diagnoses_for(slugs) -> dict[str, Diagnosis]:
     """The Diagnosis rows for `slugs`, with their lessons, in two queries."""
     slugs = {s for s in slugs if s}

@@ -1,0 +1,186 @@
+"""What each command does, as plain functions the CLI and the magics share.
+
+They return plain data and raise CourseError for anything that stops them;
+printing is the caller's job (text, JSON or HTML).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from course import local, store
+from course.api import Api, server_url
+from course.errors import CourseError
+
+TERMINAL = ("passed", "failed", "error", "cancelled")
+MAX_FILE_BYTES = 1024 * 1024  # local reading cap; the server has its own limit
+WAIT_SECONDS = 600.0
+
+
+def _api() -> Api:
+    creds = store.credentials_load()
+    if creds is None:
+        raise CourseError("not logged in: run `course login URL` first")
+    return Api(creds["url"], creds["token"])
+
+
+def read_code(path: str | Path) -> str:
+    path = Path(path)
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise CourseError(f"{path}: larger than {MAX_FILE_BYTES:,} bytes")
+        return path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise CourseError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise CourseError(f"{path}: is a directory, not a file") from None
+    except PermissionError:
+        raise CourseError(f"{path}: permission denied") from None
+    except UnicodeDecodeError as exc:
+        raise CourseError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+
+
+def login(url: str, username: str, password: str) -> dict:
+    """Trade a password for an API token and keep the token (never shown)."""
+    api = Api(server_url(url))
+    if not username or not password:
+        raise CourseError("a username and a password are needed")
+    response = api.call(
+        "POST",
+        "/api/v1/auth/token/",
+        json={"username": username, "password": password},
+        expect=(200, 400),
+    )
+    if response.status_code == 400:
+        raise CourseError(f"log-in refused by {api.url}: wrong username or password")
+    try:
+        body = response.json()
+        token = body["token"]
+    except (ValueError, KeyError, TypeError):
+        raise CourseError(f"{api.url} did not answer like a course server") from None
+    path = store.credentials_save(
+        url=api.url, username=username, token=token, expires_at=body.get("expires_at")
+    )
+    return {
+        "url": api.url,
+        "username": username,
+        "expires_at": body.get("expires_at"),
+        "credentials": str(path),
+    }
+
+
+def logout() -> dict:
+    """Revoke the token on the server (if it answers) and forget it here."""
+    creds = store.credentials_load()
+    if creds is None:
+        return {"logged_out": False}
+    revoked = True
+    try:
+        Api(creds["url"], creds["token"]).call(
+            "DELETE", "/api/v1/auth/token/", expect=(204, 401)
+        )
+    except CourseError:
+        revoked = False  # offline: the token still expires on its own
+    store.credentials_forget()
+    return {"logged_out": True, "revoked": revoked}
+
+
+def exercises() -> list[dict]:
+    items = _api().json("GET", "/api/v1/exercises/")
+    if not isinstance(items, list):
+        raise CourseError("the server's exercise list is not a list")
+    return items
+
+
+def fetch(slug: str, api: Api | None = None) -> dict:
+    """An exercise's prompt, starter and check options, saved for offline checks."""
+    store.exercise_load(slug)  # refuses a malformed slug before any request
+    api = api or _api()
+    response = api.call("GET", f"/api/v1/exercises/{slug}/", expect=(200, 404))
+    if response.status_code == 404:
+        raise CourseError(f"no exercise named {slug!r}: `course exercises` lists them")
+    exercise = response.json()
+    exercise["server"] = api.url
+    store.exercise_save(exercise)
+    try:
+        store.diagnoses_save(api.json("GET", "/api/v1/diagnoses/"))
+    except CourseError:
+        pass  # hints are a nicety; the checks do not need them
+    return exercise
+
+
+def get(slug: str, *, output: str | None = None, force: bool = False) -> dict:
+    """Fetch `slug` and write its starter (kept if the file exists, unless force)."""
+    exercise = fetch(slug)
+    path = Path(output or f"{slug.replace('-', '_')}.py")
+    written = force or not path.exists()
+    if written:
+        try:
+            path.write_text(exercise.get("starter") or "", encoding="utf-8")
+        except OSError as exc:
+            raise CourseError(f"{path}: cannot write: {exc.strerror}") from None
+    return {"exercise": exercise, "file": str(path), "written": written}
+
+
+def exercise_for_check(slug: str) -> dict:
+    """The saved exercise, else fetched now (offline works once fetched)."""
+    saved = store.exercise_load(slug)
+    if saved is not None:
+        return saved
+    if store.credentials_load() is None:
+        raise CourseError(
+            f"{slug} was never fetched: run `course login URL`, "
+            f"then `course get {slug}`"
+        )
+    return fetch(slug)
+
+
+def check(slug: str, code: str) -> dict:
+    exercise = exercise_for_check(slug)
+    verdict = local.check(exercise, code)
+    return {"exercise": slug, "local": True, "hidden_cases": "run on submit", **verdict}
+
+
+def submit(
+    slug: str,
+    code: str,
+    *,
+    progress: Callable[[dict], None] | None = None,
+    wait: float = WAIT_SECONDS,
+    poll: float = 0.5,
+) -> dict:
+    """Submit, then follow the grade to its verdict (the submission's JSON)."""
+    store.exercise_load(slug)  # a malformed slug is refused before the request
+    api = _api()
+    response = api.call(
+        "POST",
+        f"/api/v1/exercises/{slug}/submissions/",
+        json={"code": code},
+        expect=(202, 404),
+    )
+    if response.status_code == 404:
+        raise CourseError(f"no exercise named {slug!r}: `course exercises` lists them")
+    created = response.json()
+    path = f"/api/v1/submissions/{created['id']}/"
+    deadline = time.monotonic() + wait
+    submission = {"id": created["id"], "status": created.get("status", "queued")}
+    try:
+        while True:
+            submission = api.json("GET", path)
+            if progress:
+                progress(submission)
+            if submission.get("status") in TERMINAL:
+                return submission
+            if time.monotonic() > deadline:
+                raise CourseError(
+                    f"still {submission.get('status')} after {wait:g} s; the grade "
+                    f"goes on, see {submission.get('html_url') or api.url + path}"
+                )
+            time.sleep(poll)
+    except KeyboardInterrupt:
+        raise CourseError(
+            "stopped waiting; your submission still counts: "
+            f"{submission.get('html_url') or api.url + path}"
+        ) from None

@@ -1,0 +1,160 @@
+"""A real course server for the learner client: gunicorn and a Celery worker.
+
+One per test session (the client tests share an xdist group), on a database
+of its own with the course content loaded, so the `course` command, the
+notebook magics and the parity test talk HTTP to what a learner would.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psycopg
+import pytest
+import requests
+
+from tests.conftest import PROJECT_ROOT
+from tests.pipeline.conftest import Stack, free_port, wait_for
+
+COURSE = str(Path(sys.executable).with_name("course"))
+PASSWORD = "client-Secret-123"
+ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
+
+
+@dataclass
+class CourseServer:
+    url: str
+    stack: Stack
+    procs: list[subprocess.Popen] = field(default_factory=list)
+
+    def user(self, username: str) -> str:
+        """A fresh learner with PASSWORD; returns the username."""
+        self.stack.python(
+            "from django.contrib.auth.models import User\n"
+            f"User.objects.create_user({username!r}, password={PASSWORD!r})\n"
+        )
+        return username
+
+    def gunicorn(self, **env: str) -> str:
+        """Another web process on this database (e.g. with other limits)."""
+        port = free_port()
+        log = open(tempfile.mktemp(prefix="gunicorn-", suffix=".log"), "w")  # noqa: SIM115
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "config.wsgi",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--workers",
+                "2",
+                "--threads",
+                "4",
+                "--timeout",
+                "60",
+            ],
+            cwd=PROJECT_ROOT,
+            env={**self.stack.env, **env},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.procs.append(proc)
+        url = f"http://127.0.0.1:{port}"
+
+        def up() -> bool:
+            assert proc.poll() is None, Path(log.name).read_text()
+            try:
+                return requests.get(url + "/healthz", timeout=2).status_code == 200
+            except requests.RequestException:
+                return False
+
+        wait_for(up, timeout=60, what="gunicorn")
+        return url
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+        self.stack.stop_workers()
+
+
+def _database(name: str, *, drop: bool = False) -> None:
+    with psycopg.connect(ADMIN_DSN, autocommit=True) as conn:
+        if drop:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        else:
+            conn.execute(f'CREATE DATABASE "{name}"')
+
+
+@pytest.fixture(scope="session")
+def course_server():
+    name = f"client_{uuid.uuid4().hex[:10]}"
+    _database(name)
+    stack = Stack(
+        database_url=f"postgres://postgres@127.0.0.1:5432/{name}",
+        redis_url=os.environ["REDIS_URL"],
+        ALLOWED_HOSTS="127.0.0.1,localhost",
+        SECURE_COOKIES="0",
+        SUBMISSION_RATE="10000/min",
+        GRADER_TIMEOUT_SECONDS="60",
+    )
+    server = None
+    try:
+        stack.manage("migrate", "-v0")
+        stack.manage("load_content", timeout=600)
+        worker = stack.start_worker(slots=2)
+        server = CourseServer(url="", stack=stack)
+        server.url = server.gunicorn()
+        stack.wait_ready(worker)
+        yield server
+    finally:
+        if server:
+            server.stop()
+        else:
+            stack.stop_workers()
+        _database(name, drop=True)
+
+
+@pytest.fixture
+def course_home(tmp_path, monkeypatch):
+    """A learner's machine: its own config directory and working directory."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("COURSE_CONFIG_DIR", str(home / "config"))
+    monkeypatch.chdir(home)
+    yield home
+    shutil.rmtree(home, ignore_errors=True)
+
+
+def course(home: Path, *args: str, stdin: str = "", timeout: float = 300):
+    """Run the installed `course` command as a learner would, in `home`."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("DJANGO", "DATABASE", "CELERY", "PYTEST"))
+    }
+    env.update(HOME=str(home), COURSE_CONFIG_DIR=str(home / "config"))
+    return subprocess.run(
+        [COURSE, *args],
+        cwd=home,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
