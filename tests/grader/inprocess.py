@@ -29,6 +29,7 @@ import pytest
 import torch
 import yaml
 from grading_engine.exercises.base import load_harness
+from grading_engine.harness.inputs import run_watched
 from safetensors.torch import load as st_load
 from safetensors.torch import save as st_save
 
@@ -59,7 +60,7 @@ def grade_fn_in_process(slug: str, fn: Callable, seed: int, *, wire: bool = True
     for case in module.make_cases(seed):
         if wire:
             case = json.loads(json.dumps(case))
-        data, tensors = module.run_case(fn, case)
+        data, tensors = run_watched(module, fn, case)  # as the child does
         if wire:
             data, tensors = _over_the_wire(data, tensors)
         results += module.check_case(case, data, tensors)

@@ -573,3 +573,32 @@ def test_it_blames_the_head_when_only_the_head_is_wrong(tiny):
     )
     assert result.message.startswith("the output head differs")
     assert result.diagnosis == "head-uses-wte"
+
+
+def test_capture_parts_takes_a_namedtuple_as_the_tuple_it_asks_for():
+    from collections import namedtuple
+
+    from grading_engine.checks.tensors import capture_parts
+
+    Pair = namedtuple("Pair", "weight bias")
+    data, tensors = capture_parts(
+        lambda: Pair(torch.ones(2), torch.zeros(2)), (), ("weight", "bias")
+    )
+    assert data["length"] == 2 and set(tensors) == {"weight", "bias"}
+
+
+def test_raised_accepts_a_subclass_of_the_named_exception():
+    from grading_engine.checks.tensors import call_learner, raised
+
+    class TooLong(ValueError):
+        pass
+
+    def refuses():
+        raise TooLong("past the table")
+
+    _, error = call_learner(refuses)
+    assert error["type"] == "TooLong" and raised(error, "ValueError")
+    assert not raised(error, "KeyError")
+    _, error = call_learner(lambda: {}["x"])
+    assert not raised(error, "ValueError")
+    assert not raised({"type": "TooLong", "kinds": "ValueError"}, "ValueError")

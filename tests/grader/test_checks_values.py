@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 import torch.nn as nn
 from grading_engine.checks.values import (
@@ -44,20 +45,32 @@ def test_it_rejects_a_rigged_eq():
     assert "RiggedEq" in result.message
 
 
-def test_it_rejects_an_int_subclass():
-    value = SneakyInt(7)
+def test_an_int_subclass_counts_by_its_stored_value_not_its_eq():
+    captured = capture_int(SneakyInt(7))
+    assert captured["value"] == 7 and type(captured["value"]) is int
+    assert exact_int("count", captured, 7).passed
+    assert not exact_int("count", capture_int(SneakyInt(0)), 7).passed
+
+
+@pytest.mark.parametrize(
+    "value",
+    [np.int64(7), np.int32(7), np.uint8(7), torch.tensor(7), torch.tensor(7).int()],
+    ids=["np.int64", "np.int32", "np.uint8", "0-d int64 tensor", "0-d int32 tensor"],
+)
+def test_an_integer_of_numpy_or_torch_is_an_int(value):
     captured = capture_int(value)
-    assert captured["value"] is None
-    result = exact_int("count", captured, 7)
-    assert not result.passed
-    assert "SneakyInt" in result.message
+    assert type(captured["value"]) is int
+    assert exact_int("count", captured, 7).passed
 
 
-def test_it_rejects_a_numpy_int_and_says_how_to_fix_it():
-    result = exact_int("count", capture_int(np.int64(7)), 7)
-    assert not result.passed
-    assert "numpy.int64" in result.message
-    assert "int(" in result.message
+@pytest.mark.parametrize(
+    "value",
+    [np.float64(7.0), np.bool_(True), torch.tensor(7.0), torch.tensor([7])],
+    ids=["np.float64", "np.bool", "0-d float tensor", "1-element 1-d tensor"],
+)
+def test_floats_bools_and_bigger_tensors_are_not_ints(value):
+    result = exact_int("count", capture_int(value), 7 if value.dtype != bool else 1)
+    assert not result.passed and result.diagnosis == "not-an-int"
 
 
 def test_it_rejects_a_float_equal_to_the_int():
@@ -98,7 +111,9 @@ def test_capture_of_a_list_records_each_item():
         "builtins.int",
         "numpy.int64",
     ]
-    assert capture_int_list((1, 2))["items"] is None
+    assert [i["value"] for i in capture_int_list((1, 2))["items"]] == [1, 2]
+    assert capture_int_list("12")["items"] is None
+    assert capture_int_list({1: 2})["items"] is None
 
 
 def _tied_model():

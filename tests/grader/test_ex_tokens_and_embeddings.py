@@ -4,7 +4,10 @@ or forged answers fail with a named diagnosis."""
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
+import pytest
 import torch
 import torch.nn.functional as F
 from grading_engine.exercises import (
@@ -48,6 +51,38 @@ def test_embed_at_offset_accepts_an_independent_solution():
 
     checks = grade_in_process(embed_at_offset, embed_at, seed=3)
     assert checks and all(c.passed for c in checks), [c.message for c in checks]
+
+
+class PositionsPastTheTable(ValueError):
+    """What a careful learner raises: a ValueError, by a more telling name."""
+
+
+@pytest.mark.parametrize("kind", [ValueError, PositionsPastTheTable])
+def test_embed_at_offset_accepts_a_valueerror_or_a_subclass_of_it(kind):
+    def embed_at(idx, wte, wpe, start):
+        t = idx.shape[1]
+        if start + t > wpe.shape[0]:
+            raise kind(f"positions {start}..{start + t - 1} are past the table")
+        return wte[idx] + wpe[start : start + t]
+
+    checks = grade_in_process(embed_at_offset, embed_at, seed=3)
+    assert checks and all(c.passed for c in checks), [c.message for c in checks]
+
+
+def test_embed_at_offset_refuses_a_lookalike_error_that_is_no_valueerror():
+    class ValueProblem(Exception):
+        pass
+
+    def embed_at(idx, wte, wpe, start):
+        t = idx.shape[1]
+        if start + t > wpe.shape[0]:
+            raise ValueProblem("too long")
+        return wte[idx] + wpe[start : start + t]
+
+    checks = grade_in_process(embed_at_offset, embed_at, seed=3)
+    refused = [c for c in checks if "16-row table" in c.name]
+    assert refused and not refused[0].passed
+    assert refused[0].diagnosis == "no-length-check"
 
 
 def test_embed_at_offset_refuses_other_errors_past_the_table():
@@ -101,21 +136,50 @@ def test_vocab_padding_hard_coded_gpt2_answer_fails_hidden_cases():
     assert any(c.hidden and not c.passed for c in checks)
 
 
-def test_vocab_padding_names_rounding_down_and_numpy_ints():
+def test_vocab_padding_names_rounding_down():
     def rounded_down(vocab_size, multiple, n_embd, tied, bytes_per_element):
         padded = vocab_size // multiple * multiple
-        extra = (padded - vocab_size) * n_embd * (1 if tied else 2)
-        return padded, extra, extra * bytes_per_element
-
-    def numpy_ints(vocab_size, multiple, n_embd, tied, bytes_per_element):
-        padded = np.int64(-(-vocab_size // multiple) * multiple)
         extra = (padded - vocab_size) * n_embd * (1 if tied else 2)
         return padded, extra, extra * bytes_per_element
 
     assert "rounded-down" in failed_diagnoses(
         grade_in_process(vocab_padding, rounded_down)
     )
-    assert "not-an-int" in failed_diagnoses(grade_in_process(vocab_padding, numpy_ints))
+
+
+Padding = namedtuple("Padding", "padded extra_params extra_bytes")
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        Padding,  # "a tuple of three ints": a namedtuple is one
+        lambda *parts: list(parts),
+        lambda *parts: tuple(np.int64(p) for p in parts),  # numpy ints are ints
+        lambda *parts: torch.tensor(parts),  # a 1-d tensor of three ints
+        lambda *parts: (torch.tensor(parts[0]), *parts[1:]),  # a 0-d tensor
+    ],
+    ids=["namedtuple", "list", "numpy-ints", "tensor", "0-d-tensor"],
+)
+def test_vocab_padding_accepts_any_triple_of_integers(form):
+    def answer(vocab_size, multiple, n_embd, tied, bytes_per_element):
+        padded = -(-vocab_size // multiple) * multiple
+        extra = (padded - vocab_size) * n_embd * (1 if tied else 2)
+        return form(padded, extra, extra * bytes_per_element)
+
+    checks = grade_in_process(vocab_padding, answer)
+    assert checks and all(c.passed for c in checks), [c.message for c in checks]
+
+
+def test_vocab_padding_still_refuses_floats_and_a_pair():
+    def floats(vocab_size, multiple, n_embd, tied, bytes_per_element):
+        padded = -(-vocab_size // multiple) * multiple
+        extra = (padded - vocab_size) * n_embd * (1 if tied else 2)
+        return float(padded), float(extra), float(extra * bytes_per_element)
+
+    assert "not-an-int" in failed_diagnoses(grade_in_process(vocab_padding, floats))
+    pair = grade_in_process(vocab_padding, lambda *args: (1, 2))
+    assert {c.diagnosis for c in pair} == {"not-a-triple"}
 
 
 def test_vocab_padding_rejects_a_dict():
@@ -152,8 +216,10 @@ def test_embedding_share_names_a_tensor_and_a_percentage():
     def as_percent(model):
         return 100 * float(as_tensor(model))
 
-    assert failed_diagnoses(grade_in_process(embedding_share, as_tensor)) == {
-        "not-a-float"
-    }
+    # A 0-d tensor is a number: the prompt asks for a fraction, not a type.
+    checks = grade_in_process(embedding_share, as_tensor)
+    assert checks and all(c.passed for c in checks), [c.message for c in checks]
+    as_row = grade_in_process(embedding_share, lambda m: as_tensor(m).reshape(1, 1))
+    assert failed_diagnoses(as_row) == {"not-a-float"}
     named = failed_diagnoses(grade_in_process(embedding_share, as_percent))
     assert "percent-not-fraction" in named

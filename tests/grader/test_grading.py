@@ -38,6 +38,16 @@ def with_body(body: str, *, prelude: str = "") -> str:
     return prelude + head + textwrap.indent(textwrap.dedent(body), "    ")
 
 
+def test_a_verdict_carries_only_the_learners_own_stderr():
+    # Nothing of the grader's own (a runpy or import warning, a log line)
+    # may reach the learner's stderr: exactly what the code printed.
+    code = "import sys\n\nprint('hello', file=sys.stderr)\n\n" + RIGHT
+    verdict = grade_kv(code)
+    assert verdict.status == "passed", [c.message for c in verdict.checks]
+    assert verdict.stderr == "hello\n"
+    assert verdict.stdout == ""
+
+
 # -- judge() on raw outcomes (no child process) ---------------------------------
 
 
@@ -205,16 +215,9 @@ def test_writing_a_forged_result_to_the_grader_channel_is_not_a_pass():
             "Always()",
             "Always",
         ),
-        (
-            "class Sneaky(int):\n    def __eq__(self, other):\n        return True\n"
-            "    __hash__ = int.__hash__\n\n",
-            "Sneaky(0)",
-            "Sneaky",
-        ),
-        ("import numpy as np\n\n", "np.int64(2) * n_layer * n_embd", "numpy.int64"),
         ("", "float(2 * n_layer * n_embd * seq_len)", "float"),
     ],
-    ids=["rigged-eq", "int-subclass", "numpy-int", "float"],
+    ids=["rigged-eq", "float"],
 )
 def test_lookalike_ints_fail_and_the_type_is_named(prelude, expression, named):
     verdict = grade_kv(with_body(f"return {expression}\n", prelude=prelude))
@@ -222,6 +225,38 @@ def test_lookalike_ints_fail_and_the_type_is_named(prelude, expression, named):
     assert verdict.score == 0
     assert all(named in check.message for check in verdict.checks)
     assert {check.diagnosis for check in verdict.checks} == {"not-an-int"}
+
+
+@pytest.mark.slow
+def test_an_int_subclass_is_judged_by_its_stored_value_not_its_eq():
+    prelude = (
+        "class Sneaky(int):\n    def __eq__(self, other):\n        return True\n"
+        "    __hash__ = int.__hash__\n\n"
+    )
+    verdict = grade_kv(with_body("return Sneaky(0)\n", prelude=prelude))
+    assert verdict.status == "failed" and verdict.score == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("prelude", "body"),
+    [
+        (
+            "import numpy as np\n\n",
+            "return np.prod([2, n_layer, n_embd, seq_len, batch_size, "
+            "bytes_per_element])\n",
+        ),
+        (
+            "import torch\n\n",
+            "return torch.tensor(2 * n_layer * n_embd * seq_len * batch_size)"
+            " * bytes_per_element\n",
+        ),
+    ],
+    ids=["numpy-int", "0-d-tensor"],
+)
+def test_an_integer_from_numpy_or_torch_is_a_right_count(prelude, body):
+    verdict = grade_kv(with_body(body, prelude=prelude))
+    assert verdict.status == "passed", [c.message for c in verdict.checks]
 
 
 @pytest.mark.slow

@@ -176,3 +176,30 @@ def test_the_worker_scratch_starts_empty_and_is_reset_after_a_change(nobody_dir)
     os.mkdir(top / "dir")
     (top / "dir" / "note").write_text("from another")
     assert scratch.reset() and os.listdir(top) == []
+
+
+def test_the_sandbox_entry_point_is_imported_not_run_by_runpy():
+    # `python -m grading_engine.sandbox.boot` made runpy print a RuntimeWarning
+    # ("found in sys.modules ...") whenever anything had imported boot first,
+    # and the warning reached every learner's verdict. The command imports
+    # boot and calls main, even with boot (and the package) already loaded.
+    import subprocess
+    import sys
+
+    from grading_engine.sandbox import boot
+
+    args = boot.argv("no-such-mode")
+    assert args[0] == "-c" and "-m" not in args
+    preload = "import grading_engine.sandbox.boot, grading_engine.sandbox.probe; "
+    code = args[1].replace("import sys; ", "import sys; " + preload, 1)
+    done = subprocess.run(
+        [sys.executable, "-W", "error", "-c", code, *args[2:]],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(pathlib.Path(boot.__file__).parents[2])},
+    )
+    assert done.returncode == 1
+    assert (
+        done.stderr == "usage: boot zygote FD LIMITS PRELOAD | probe UID|none LIMITS\n"
+    )

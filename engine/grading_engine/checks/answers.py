@@ -15,7 +15,7 @@ import torch
 from grading_engine.checks.fingerprints import Variant, fingerprint
 from grading_engine.checks.floats import Slips, float_close
 from grading_engine.checks.result import CheckResult, likely_mistake
-from grading_engine.checks.tensors import compare_tensor, failed
+from grading_engine.checks.tensors import compare_tensor, failed, input_changes
 from grading_engine.checks.values import exact_int, slip_diagnosis
 
 Variants = Sequence[Variant] | Callable[[], Sequence[Variant]]
@@ -65,6 +65,7 @@ def tensor_answer(
     key: str = "output",
     mistake_name: str | None = None,
     nan_agrees: bool = False,
+    check_inputs: bool = True,
     rtol: float,
     atol: float,
     hidden: bool,
@@ -77,10 +78,14 @@ def tensor_answer(
     and `when(got)` agrees (`nan_agrees`: see fingerprint). `compare` is
     compare_tensor's axes, sizes, hints and wording; rtol and atol are
     passed at call time, so an exercise's overrides of its harness's
-    RTOL/ATOL reach both steps.
+    RTOL/ATOL reach both steps. An argument the learner's function changed
+    in place fails a check of its own (see input_changes), whatever the
+    values; a harness that judges several outputs of one call asks for
+    that once (`check_inputs` on the first).
     """
     got = tensors.get(key)
-    results = compare_tensor(
+    changed = input_changes(name, data, hidden=hidden) if check_inputs else []
+    results = changed + compare_tensor(
         name,
         data.get(key),
         got,
@@ -90,7 +95,9 @@ def tensor_answer(
         hidden=hidden,
         **compare,
     )
-    if not failed(results) or got is None or got.shape != expected.shape:
+    if not failed(results[len(changed) :]):
+        return results
+    if got is None or got.shape != expected.shape:
         return results
     if when is not None and not when(got):
         return results

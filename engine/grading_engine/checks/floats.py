@@ -11,34 +11,31 @@ from __future__ import annotations
 import math
 
 from grading_engine.checks.result import CheckResult, fail
-from grading_engine.harness.capture import safe_repr, type_name
+from grading_engine.harness.capture import plain_float, safe_repr, type_name
 
 # (value a known mistake gives, diagnosis, hint): what exercises pass in.
 Slips = list[tuple[float, str, str]]
 
 
 def capture_float(result, *, ints: bool = True) -> dict:
-    """Child side: the result's type, and its value only if it is a float.
+    """Child side: the result's type, and its value if it is a real number.
 
-    Tensors and numpy scalars (anything with `.item()` that is not a float)
-    and bools arrive as a type with no value; `ints=False` refuses ints too.
+    A float, a numpy scalar or a 0-d tensor counts (plain_float); a bool,
+    a bigger tensor or anything else arrives as a type with no value, and
+    `ints=False` refuses integer numbers too.
     """
-    if isinstance(result, bool) or (
-        hasattr(result, "item") and not isinstance(result, float)
-    ):
-        value = None
-    elif isinstance(result, float) or (ints and isinstance(result, int)):
-        value = float(result)
-    else:
-        value = None
-    return {"type": type_name(result), "value": value, "repr": safe_repr(result)}
+    return {
+        "type": type_name(result),
+        "value": plain_float(result, ints=ints),
+        "repr": safe_repr(result),
+    }
 
 
 def _not_a_float(name, data, expected, *, field, hint, hidden) -> CheckResult:
     shown = str(data.get("repr", "?"))[:200]
     kind = str(data.get("type", "?"))[:200]
     if kind.startswith(("torch.", "numpy.")):
-        hint = "call .item() (or float(...)) on it"
+        hint = "return one number: .item() of a single value, or float(...)"
     return fail(
         name,
         f"expected a float, got {shown} of type {kind}: {hint}",

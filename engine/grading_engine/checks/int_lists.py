@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from grading_engine.checks.result import CheckResult
-from grading_engine.checks.values import INT_TYPE
+from grading_engine.checks.values import captured_int
 
 
 @dataclass(frozen=True)
@@ -32,9 +32,7 @@ def read_int_list(captured) -> IntList:
     if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
         return IntList(unreadable=True)
     complete = captured.get("length") == len(items)
-    bad = [
-        i for i in items if i.get("type") != INT_TYPE or type(i.get("value")) is not int
-    ]
+    bad = [i for i in items if captured_int(i) is None]
     if bad:
         return IntList(bad_item=bad[0], complete=complete)
     return IntList(values=[i["value"] for i in items], complete=complete)

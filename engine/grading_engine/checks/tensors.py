@@ -17,6 +17,7 @@ import torch
 
 from grading_engine.checks.result import CheckResult, fail
 from grading_engine.checks.shapes import check_shape
+from grading_engine.harness.inputs import CHANGED_INPUTS
 
 SUBMISSION = "<submission>"  # the filename the harness compiles learner code as
 _MAX_MESSAGE = 500
@@ -69,7 +70,23 @@ def call_learner(fn, *args, **kwargs):
             "type": _safe_str(type(exc).__name__),
             "message": _safe_str(exc),
             "line": frames[-1].lineno if frames else None,
+            "kinds": _builtin_kinds(exc),
         }
+
+
+def _builtin_kinds(exc: BaseException) -> list[str]:
+    """The built-in exception classes `exc` is an instance of, most specific
+    first: a learner's `class TooLong(ValueError)` gives ["ValueError",
+    "Exception", "BaseException"], so the parent can accept a subclass of
+    the type a prompt names (see raised)."""
+    try:
+        return [
+            kind.__name__
+            for kind in type(exc).__mro__
+            if kind.__module__ == "builtins" and issubclass(kind, BaseException)
+        ][:12]
+    except Exception:  # noqa: BLE001 - a rigged metaclass
+        return []
 
 
 def capture_tensor(value) -> tuple[dict, torch.Tensor | None]:
@@ -129,6 +146,75 @@ def capture_parts(fn, args, keys: tuple[str, ...]) -> tuple[dict, dict]:
 
 
 # --- parent side ------------------------------------------------------------
+
+MUTATED_INPUT = "mutated-input"
+_WHY_IN_PLACE = (
+    "the caller still needs that tensor: in a model it is an activation or "
+    "a batch that autograd saved for the backward pass, which then computes "
+    'wrong gradients or stops with "modified by an inplace operation". '
+    "Leave your inputs as they are: use out-of-place ops (masked_fill, not "
+    "masked_fill_; x = x - mean, not x -= mean; a new tensor, not an "
+    "assignment into the argument), or work on x.clone()"
+)
+
+
+def _input_change(change: dict) -> str | None:
+    """One sentence for a record the child's InputWatch wrote, else None."""
+    arg = _safe_str(change.get("arg"))[:60]
+    kind = change.get("kind")
+    if kind == "values":
+        count, numel = change.get("changed"), change.get("numel")
+        if type(count) is int and type(numel) is int:
+            return f"changed {count:,} of the {numel:,} values of `{arg}` in place"
+        return f"changed the values of `{arg}` in place"
+    if kind == "shape":
+        before = _safe_str(change.get("before"))[:100]
+        after = _safe_str(change.get("after"))[:100]
+        return f"changed `{arg}` in place from {before} to {after}"
+    if kind == "written":
+        return (
+            f"wrote into `{arg}` in place (its values came out the same, but "
+            "its version counter moved, which is enough for autograd to "
+            "refuse a backward pass through it)"
+        )
+    return None
+
+
+def input_changes(name: str, data: dict, *, hidden: bool) -> list[CheckResult]:
+    """[a failed check] when the learner's function changed an argument in place.
+
+    Reads what the child recorded (grading_engine.harness.inputs); every
+    harness's data carries it, so a check_case that does not end in
+    tensor_answer adds `+ input_changes(...)` itself.
+    """
+    records = data.get(CHANGED_INPUTS) if isinstance(data, dict) else None
+    if not records:
+        return []
+    if not isinstance(records, list):
+        records = [{}]
+    sentences = [_input_change(r) if isinstance(r, dict) else None for r in records[:8]]
+    said = [s for s in sentences if s] or ["changed an argument in place"]
+    args = [_safe_str(r.get("arg"))[:60] for r in records[:8] if isinstance(r, dict)]
+    return [
+        fail(
+            f"{name}: inputs left unchanged",
+            f"your function {'; it '.join(said)}: {_WHY_IN_PLACE}",
+            expected="the arguments as they were passed",
+            got="changed in place: " + ", ".join(f"`{a}`" for a in args if a),
+            diagnosis=MUTATED_INPUT,
+            hidden=hidden,
+        )
+    ]
+
+
+def raised(error, kind: str) -> bool:
+    """Did the learner's function raise `kind` (a built-in exception's name)
+    or a subclass of it? `error` is call_learner's record."""
+    if not isinstance(error, dict):
+        return False
+    kinds = error.get("kinds")
+    named = kinds if isinstance(kinds, list) else []
+    return error.get("type") == kind or kind in named
 
 
 def case_error(case: dict, data: dict, patterns=()) -> list[CheckResult]:

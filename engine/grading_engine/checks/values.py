@@ -13,8 +13,6 @@ import torch
 
 from grading_engine.checks.result import CheckResult, fail
 
-INT_TYPE = "builtins.int"
-
 ALIASED_DATA = (
     "two Parameters share storage but keep separate gradients: assign the "
     "Parameter itself, do not alias .data"
@@ -22,22 +20,30 @@ ALIASED_DATA = (
 
 
 def captured_int(captured) -> int | None:
-    """The value of a `capture_int` record if it is a genuine int, else None."""
-    if not isinstance(captured, dict) or captured.get("type") != INT_TYPE:
+    """The value of a `capture_int` record if it holds an integer, else None.
+
+    The child sets the value only for an integer number (an int, a numpy
+    integer, a 0-d integer tensor: grading_engine.harness.capture.plain_int),
+    already converted to a plain int, so its type name needs no check here.
+    """
+    if not isinstance(captured, dict) or not isinstance(captured.get("type"), str):
         return None
     value = captured.get("value")
     return value if type(value) is int else None
 
 
 def _type_hint(type_name: str, shown: str) -> str:
-    if type_name == "builtins.bool":
+    if type_name in ("builtins.bool", "numpy.bool", "numpy.bool_"):
         return "a bool is not a count: return an int"
-    if type_name == "builtins.float":
+    if type_name == "builtins.float" or type_name.startswith("numpy.float"):
         return f"a float ({shown}) is not an exact count: return an int"
     if type_name.startswith("numpy."):
-        return f"a {type_name} scalar is not a Python int: wrap it in int(...)"
+        return f"a {type_name} is not an integer: return an int"
     if type_name.startswith("torch."):
-        return f"a {type_name} is not a Python int: use .item() or int(...)"
+        return (
+            f"a {type_name} that is not a 0-d integer tensor is not a count: "
+            "return an int (.item() of a 0-d tensor)"
+        )
     if type_name == "builtins.NoneType":
         return "the function returned None: did you forget `return`?"
     return f"expected a plain int, not a {type_name}"
@@ -66,12 +72,11 @@ def exact_int(
     hidden: bool = False,
     diagnose=None,
 ) -> CheckResult:
-    """Pass only for a value whose type is exactly `int` and equals `expected`.
+    """Pass only for an integer number (see captured_int) equal to `expected`.
 
-    The type is the one the child recorded, so an int subclass, a numpy int,
-    a float equal to the int or an object with a rigged `__eq__` fails and the
-    message names what came back. `diagnose(got) -> (diagnosis, hint) | None`
-    names a well-known wrong answer.
+    A float equal to the int, a bool or an object with a rigged `__eq__`
+    fails, and the message names what came back. `diagnose(got) ->
+    (diagnosis, hint) | None` names a well-known wrong answer.
     """
     if not isinstance(captured, dict) or not isinstance(captured.get("type"), str):
         return CheckResult(

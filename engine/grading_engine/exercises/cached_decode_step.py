@@ -27,6 +27,7 @@ from grading_engine.checks.tensors import (
     case_error,
     compare_tensor,
     failed,
+    input_changes,
 )
 from grading_engine.reference import build_model
 from grading_engine.reference.cache import reference_model
@@ -255,6 +256,12 @@ def _variants(model, idx, chunks) -> list[Variant]:
 
 
 def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+    """The answer's checks, and one for an argument changed in place."""
+    changed = input_changes(case["name"], data, hidden=bool(case["hidden"]))
+    return changed + _check_answer(case, data, tensors)
+
+
+def _check_answer(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
     hidden, name = bool(case["hidden"]), case["name"]
     if raised := case_error(case, data, ERRORS):
         return raised

@@ -25,7 +25,7 @@ from grading_engine.checks.tensors import (
     compare_tensor,
     failed,
 )
-from grading_engine.harness.capture import type_name
+from grading_engine.harness.capture import plain_float, type_name
 
 SLUG = "clip-grad-norm"
 ENTRY_POINT = "clip_grad_norm"
@@ -120,8 +120,8 @@ def run_case(fn, case: dict):
         data["norm_info"] = info
         if t is not None and t.numel() == 1:
             data["norm"] = float(t.double().item())
-    elif type(value) is float:
-        data["norm"] = value
+    elif (norm := plain_float(value)) is not None:
+        data["norm"] = norm  # a float, a numpy scalar or an int
     for i, p in enumerate(params):
         if p.grad is not None:
             tensors[f"grad{i}"] = p.grad.detach().clone()

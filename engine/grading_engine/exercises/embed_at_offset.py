@@ -16,7 +16,7 @@ import torch
 from grading_engine.checks.answers import tensor_answer
 from grading_engine.checks.fingerprints import Variant
 from grading_engine.checks.result import CheckResult, fail
-from grading_engine.checks.tensors import case_error, run_and_capture
+from grading_engine.checks.tensors import case_error, raised, run_and_capture
 from grading_engine.exercises.kit.cases import new_case
 from grading_engine.exercises.kit.embeddings import draw_table, tables
 from grading_engine.exercises.kit.sky import SKY
@@ -109,7 +109,7 @@ def _check_refusal(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
     idx, _, wpe, start = inputs(case)
     last = start + idx.shape[1] - 1
     error = data.get("error")
-    if isinstance(error, dict) and error.get("type") == "ValueError":
+    if raised(error, "ValueError"):  # a subclass of it is one too
         return [
             CheckResult(
                 name,

@@ -135,6 +135,7 @@ def check_case(case: dict, data: dict, tensors: dict):
             tensors,
             want,
             key=key,
+            check_inputs=key == "weight",
             axes=axes,
             sizes={"n_embd": args[0].shape[0]},
             rtol=RTOL,

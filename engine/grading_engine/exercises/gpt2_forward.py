@@ -30,6 +30,7 @@ from grading_engine.checks.tensors import (
     case_error,
     compare_tensor,
     failed,
+    input_changes,
     run_with_future,
     top_tokens_report,
 )
@@ -154,7 +155,13 @@ def run_case(fn, case: dict):
     return data, tensors
 
 
-def check_case(case: dict, data: dict, tensors: dict):
+def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+    """The answer's checks, and one for an argument changed in place."""
+    changed = input_changes(case["name"], data, hidden=bool(case["hidden"]))
+    return changed + _check_answer(case, data, tensors)
+
+
+def _check_answer(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
     hidden, name = bool(case["hidden"]), case["name"]
     if raised := case_error(case, data, ERRORS):
         return raised

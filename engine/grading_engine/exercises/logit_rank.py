@@ -12,7 +12,8 @@ import random
 
 import torch
 
-from grading_engine.checks.tensors import call_learner, case_error
+from grading_engine.checks.result import CheckResult
+from grading_engine.checks.tensors import call_learner, case_error, input_changes
 from grading_engine.checks.values import exact_int
 from grading_engine.exercises.kit.sky import gpt2_head, sky_hidden_state
 from grading_engine.harness.capture import capture_int
@@ -177,7 +178,13 @@ def _in_band(bands, expected: int):
     return diagnose
 
 
-def check_case(case: dict, data: dict, tensors: dict):
+def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+    """The answer's checks, and one for an argument changed in place."""
+    changed = input_changes(case["name"], data, hidden=bool(case["hidden"]))
+    return changed + _check_answer(case, data, tensors)
+
+
+def _check_answer(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
     if raised := case_error(case, data):
         return raised
     x, weight, token = inputs(case)

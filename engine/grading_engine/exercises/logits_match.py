@@ -19,8 +19,8 @@ import random
 import torch
 
 from grading_engine.checks.result import CheckResult, fail, likely_mistake
-from grading_engine.checks.tensors import call_learner, case_error
-from grading_engine.harness.capture import type_name
+from grading_engine.checks.tensors import call_learner, case_error, input_changes
+from grading_engine.harness.capture import as_items, plain_float, plain_int, type_name
 from grading_engine.reference.cache import reference_model
 
 SLUG = "logits-match"
@@ -127,23 +127,29 @@ def run_case(fn, case: dict):
     for key in KEYS:
         item = value.get(key) if key in value else None
         if isinstance(item, torch.Tensor) and item.numel() == 1:
-            item = item.item()
+            item = item.reshape(()) if key == "worst" else item.item()
         if key == "worst":
-            if isinstance(item, torch.Tensor):
-                item = item.tolist()
-            if isinstance(item, (list, tuple)) and all(type(i) is int for i in item):
-                out[key] = list(item)[:8]
+            found = as_items(item, limit=8)
+            index = [plain_int(i) for i in (found[0] if found else [None])]
+            if index and None not in index:  # a tuple, a list, a tensor, an array
+                out[key] = index[:8]
             else:
                 out[key] = {"bad_type": type_name(item)}
         elif key == "match":
-            out[key] = item if type(item) is bool else {"bad_type": type_name(item)}
+            out[key] = _plain_bool(item)
         else:
-            out[key] = (
-                float(item)
-                if type(item) in (int, float)
-                else {"bad_type": type_name(item)}
-            )
+            number = plain_float(item)
+            out[key] = number if number is not None else {"bad_type": type_name(item)}
     return out, {}
+
+
+def _plain_bool(item):
+    """A bool, a numpy bool or a 0-d bool tensor as a bool; else its type."""
+    if type(item) is bool:
+        return item
+    if type_name(item) in ("numpy.bool", "numpy.bool_"):
+        return bool(item)
+    return {"bad_type": type_name(item)}
 
 
 def _key_check(name, key, got, want, ours, theirs, hidden) -> CheckResult:
@@ -165,6 +171,12 @@ def _key_check(name, key, got, want, ours, theirs, hidden) -> CheckResult:
 
 
 def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+    """The answer's checks, and one for an argument changed in place."""
+    changed = input_changes(case["name"], data, hidden=bool(case["hidden"]))
+    return changed + _check_answer(case, data, tensors)
+
+
+def _check_answer(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
     hidden, name = bool(case["hidden"]), case["name"]
     if raised := case_error(case, data):
         return raised

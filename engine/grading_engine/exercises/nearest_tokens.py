@@ -13,6 +13,7 @@ import torch
 
 from grading_engine.checks.int_lists import read_int_list, unreadable
 from grading_engine.checks.result import CheckResult, fail
+from grading_engine.checks.tensors import input_changes
 from grading_engine.harness.capture import capture_int_list
 from grading_engine.reference.cache import reference_model
 
@@ -75,7 +76,8 @@ def table(case: dict) -> torch.Tensor:
 
 
 def run_case(fn, case: dict):
-    W = table(case).clone()  # the learner may modify what it is given
+    W = table(case).clone()  # a change in place fails (harness.inputs), but
+    # must not reach the table other cases are built from
     result = fn(W, case["token"], case["k"])
     if isinstance(result, torch.Tensor) and not result.is_floating_point():
         result = result.tolist()  # a 1-d integer tensor is an honest answer
@@ -175,6 +177,12 @@ def _is_nearest(got, scores, expected, token, k) -> bool:
 
 
 def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+    """The answer's checks, and one for an argument changed in place."""
+    changed = input_changes(case["name"], data, hidden=bool(case["hidden"]))
+    return changed + _check_answer(case, data, tensors)
+
+
+def _check_answer(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
     hidden = bool(case["hidden"])
     name = f"{case['name']}: neighbours"
     W, token, k = table(case), case["token"], case["k"]

@@ -155,6 +155,7 @@ def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
             tensors,
             expected,
             key=key,
+            check_inputs=key == "embedding_part",
             variants=lambda key=key, what=what: _variants(key, what, parts, case),
             mistake_name=name,
             axes=("vocab", "n_embd"),

@@ -21,6 +21,7 @@ from grading_engine.checks.tensors import (
     check_dtype,
     check_is_tensor,
     failed,
+    input_changes,
     run_and_capture,
 )
 
@@ -251,6 +252,12 @@ def _kept_set_check(name, kept, expected_keep, p, hidden) -> CheckResult:
 
 
 def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+    """The answer's checks, and one for an argument changed in place."""
+    changed = input_changes(case["name"], data, hidden=bool(case["hidden"]))
+    return changed + _check_answer(case, data, tensors)
+
+
+def _check_answer(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
     hidden, name = bool(case["hidden"]), case["name"]
     if raised := case_error(case, data):
         return raised

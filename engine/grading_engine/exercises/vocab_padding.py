@@ -13,7 +13,7 @@ from functools import partial
 from grading_engine.checks.result import CheckResult, fail
 from grading_engine.checks.values import exact_int
 from grading_engine.exercises.kit.args import args_case, call_with_args
-from grading_engine.harness.capture import capture_int, safe_repr, type_name
+from grading_engine.harness.capture import as_items, capture_int, safe_repr, type_name
 
 SLUG = "vocab-padding"
 ENTRY_POINT = "vocab_padding"
@@ -91,8 +91,8 @@ def make_cases(seed: int) -> list[dict]:
 
 def run_case(fn, case: dict):
     result = call_with_args(fn, case, _ARGS)
-    if type(result) in (tuple, list) and len(result) == 3:
-        return {"parts": [capture_int(v) for v in result]}, {}
+    if found := as_items(result, 3):  # a namedtuple, a list or an array too
+        return {"parts": [capture_int(v) for v in found[0]]}, {}
     return {"parts": None, "type": type_name(result), "repr": safe_repr(result)}, {}
 
 

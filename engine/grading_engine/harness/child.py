@@ -20,6 +20,7 @@ import traceback
 import torch
 
 from grading_engine.harness.guard import sealed
+from grading_engine.harness.inputs import run_watched
 from grading_engine.harness.wire import VERSION, encode_result, tensor_key
 
 SUBMISSION = "<submission>"  # filename of learner code in tracebacks
@@ -129,9 +130,13 @@ def _run_learner(module, code: str, entry_point: str, cases: list) -> tuple:
 
 
 def _run_case(module, fn, index: int, case: dict) -> tuple[dict, dict]:
-    """Capture one case; any failure becomes that case's error record."""
+    """Capture one case; any failure becomes that case's error record.
+
+    The harness calls the learner's function through an InputWatch, so every
+    exercise reports the tensors it was given and changed in place.
+    """
     try:
-        data, captured = module.run_case(fn, case)
+        data, captured = run_watched(module, fn, case)
         if not isinstance(data, dict) or not isinstance(captured, dict):
             raise TypeError("run_case must return (dict, dict)")
         json.dumps(data, allow_nan=True)  # fail here, not while packing all

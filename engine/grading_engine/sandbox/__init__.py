@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from grading_engine.lazy import lazy_exports
 
-# Imported on first use (PEP 562): the sandbox starts as `python -m
-# grading_engine.sandbox.boot`, and an eager import of boot (via probe) here
-# would make runpy warn on every job's stderr and load the parent-side runners
-# inside the sandbox for nothing.
+# Imported on first use (PEP 562): the sandbox imports this package before
+# `boot` (see boot.argv), and eager imports here would load the parent-side
+# runners inside the sandbox for nothing.
 _EXPORTS = {
     "limits": ("Limits",),
     "cold": ("SandboxRunner",),

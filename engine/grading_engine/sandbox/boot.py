@@ -1,4 +1,4 @@
-"""Entry point inside the sandbox: `python -m grading_engine.sandbox.boot MODE ...`.
+"""Entry point inside the sandbox: `python -c BOOT MODE ...` (see `argv`).
 
 Modes:
   zygote FD LIMITS PRELOAD   warm up (PRELOAD: all, none or one harness slug),
@@ -10,6 +10,12 @@ Modes:
 Learner code only ever runs in a job forked from a slot, after the slot
 dropped to its uid and the job locked itself down (rlimits, seccomp).
 LIMITS is the JSON of a `Limits`.
+
+The sandbox imports this module and calls `main` (`argv` builds that command
+line) rather than running it with `python -m`: runpy would execute a second
+copy of it as `__main__`, and any import of `grading_engine.sandbox.boot`
+on the way (a package `__init__`, a module the zygote loads) would make it
+print a RuntimeWarning to stderr, which every learner's verdict would show.
 """
 
 from __future__ import annotations
@@ -23,13 +29,15 @@ import sys
 from grading_engine.sandbox import seccomp
 from grading_engine.sandbox.limits import Limits
 from grading_engine.sandbox.lockdown import lock_down
+from grading_engine.sandbox.namespaces import namespace_ids
 
-NAMESPACES = ("user", "pid", "net", "ipc", "uts", "mnt")
+# What the interpreter runs: an import and a call, never runpy.
+_BOOT = "import sys; from grading_engine.sandbox.boot import main; main(sys.argv[1:])"
 
 
-def namespace_ids() -> dict[str, int]:
-    """Inode of each namespace this process is in (equal inode = same ns)."""
-    return {name: os.stat(f"/proc/self/ns/{name}").st_ino for name in NAMESPACES}
+def argv(*args: str) -> list[str]:
+    """The interpreter arguments that run `main(args)` in the sandbox."""
+    return ["-c", _BOOT, *args]
 
 
 def probe() -> None:

@@ -28,6 +28,15 @@ MS_REC = 16384
 MS_PRIVATE = 1 << 18
 
 PR_SET_DUMPABLE = 4
+
+NAMESPACES = ("user", "pid", "net", "ipc", "uts", "mnt")
+
+
+def namespace_ids() -> dict[str, int]:
+    """Inode of each namespace this process is in (equal inode = same ns)."""
+    return {name: os.stat(f"/proc/self/ns/{name}").st_ino for name in NAMESPACES}
+
+
 PR_SET_NO_NEW_PRIVS = 38
 
 _libc = ctypes.CDLL(None, use_errno=True)

@@ -18,8 +18,8 @@ import os
 import subprocess
 import threading
 
+from grading_engine.sandbox import boot as boot_entry
 from grading_engine.sandbox import cgroups
-from grading_engine.sandbox.boot import NAMESPACES, namespace_ids
 from grading_engine.sandbox.bwrap import (
     UID_BASE,
     bwrap_path,
@@ -29,6 +29,7 @@ from grading_engine.sandbox.bwrap import (
     unsandboxed_environment,
 )
 from grading_engine.sandbox.limits import Limits
+from grading_engine.sandbox.namespaces import NAMESPACES, namespace_ids
 from grading_engine.sandbox.staging import prepare_layout
 
 log = logging.getLogger("grading_engine.sandbox")
@@ -103,8 +104,9 @@ def _probe() -> dict[str, bool | str]:
     root = os.geteuid() == 0
     limits = Limits()
     slot_uid = PROBE_UID if isolated() else None
-    boot = ["-m", "grading_engine.sandbox.boot", "probe", str(slot_uid or "none")]
-    boot.append(json.dumps(dataclasses.asdict(limits)))
+    boot = boot_entry.argv(
+        "probe", str(slot_uid or "none"), json.dumps(dataclasses.asdict(limits))
+    )
     layout = prepare_layout()
     args = command(layout, boot, limits=limits)
     try:

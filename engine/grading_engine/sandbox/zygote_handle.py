@@ -19,6 +19,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+from grading_engine.sandbox import boot as boot_entry
 from grading_engine.sandbox import bwrap
 from grading_engine.sandbox.limits import Limits
 from grading_engine.sandbox.slot_job import SlotWorker, WorkerDied, receive_by
@@ -61,8 +62,9 @@ class Zygote:
         """Start (from `spawner`'s one thread: --die-with-parent) and await ready."""
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         parent.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
-        boot = ["-m", "grading_engine.sandbox.boot", "zygote", str(child.fileno())]
-        boot += [limits_arg(self.limits), self.preload]
+        boot = boot_entry.argv(
+            "zygote", str(child.fileno()), limits_arg(self.limits), self.preload
+        )
         layout = prepare_layout()
         args = bwrap.command(
             layout, boot, limits=self.limits, tiktoken_dir=self.tiktoken_dir
