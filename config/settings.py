@@ -268,13 +268,13 @@ SUBMISSION_MAX_OUTSTANDING = envint("SUBMISSION_MAX_OUTSTANDING", 10, minimum=1)
 SUBMISSION_OUTPUT_MAX_CHARS = 64_000
 # The exercise page shows the reference solution after a pass or after this
 # many graded (passed or failed) attempts, so a stuck learner is not left alone.
+SOLUTION_AFTER_ATTEMPTS = envint("SOLUTION_AFTER_ATTEMPTS", 5, minimum=1)
 # What the server tells a learner client whose grading engine differs.
 COURSE_CLIENT_INSTALL = envstr(
     "COURSE_CLIENT_INSTALL",
     "in the course repository at the server's release, "
     "pip install ./engine ./client (grading-engine {version})",
 )
-SOLUTION_AFTER_ATTEMPTS = envint("SOLUTION_AFTER_ATTEMPTS", 5, minimum=1)
 API_MAX_BODY_BYTES = 1024 * 1024
 GPT2_WEIGHTS_PATH = envstr("GPT2_WEIGHTS_PATH") or None
 TIKTOKEN_CACHE_DIR = envstr("TIKTOKEN_CACHE_DIR") or None

@@ -132,15 +132,17 @@ def attempt_history(*, user, exercise: Exercise, limit: int = 20) -> list[Submis
     )
 
 
-def exercise_statuses(*, user) -> dict[int, str]:
-    """Each exercise the learner tried: "passed" (at least once) or
-    "attempted", by exercise id, in one query; untried ones are absent."""
+def exercise_statuses(*, user, exercise: Exercise | None = None) -> dict[int, str]:
+    """Each exercise the learner tried (or just `exercise`): "passed" (at
+    least once) or "attempted", by exercise id, in one query; untried ones
+    are absent."""
     if not user.is_authenticated:
         return {}
-    rows = (
-        Submission.objects.filter(user=user)
-        .values("exercise_id")
-        .annotate(passed=Count("pk", filter=Q(status=Status.PASSED)))
+    rows = Submission.objects.filter(user=user)
+    if exercise is not None:
+        rows = rows.filter(exercise=exercise)
+    rows = rows.values("exercise_id").annotate(
+        passed=Count("pk", filter=Q(status=Status.PASSED))
     )
     return {
         row["exercise_id"]: "passed" if row["passed"] else "attempted" for row in rows

@@ -10,12 +10,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from grading_engine.source import SourceUnreadable, read_source
+
 from course import local, store
-from course.api import Api, server_url
+from course.api import Api
 from course.errors import CourseError
 
 TERMINAL = ("passed", "failed", "error", "cancelled")
-MAX_FILE_BYTES = 1024 * 1024  # local reading cap; the server has its own limit
 WAIT_SECONDS = 600.0
 
 
@@ -27,24 +28,15 @@ def _api() -> Api:
 
 
 def read_code(path: str | Path) -> str:
-    path = Path(path)
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise CourseError(f"{path}: larger than {MAX_FILE_BYTES:,} bytes")
-        return path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise CourseError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise CourseError(f"{path}: is a directory, not a file") from None
-    except PermissionError:
-        raise CourseError(f"{path}: permission denied") from None
-    except UnicodeDecodeError as exc:
-        raise CourseError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+        return read_source(path)
+    except SourceUnreadable as exc:
+        raise CourseError(str(exc)) from None
 
 
 def login(url: str, username: str, password: str) -> dict:
     """Trade a password for an API token and keep the token (never shown)."""
-    api = Api(server_url(url))
+    api = Api(url)
     if not username or not password:
         raise CourseError("a username and a password are needed")
     response = api.call(
@@ -102,7 +94,6 @@ def fetch(slug: str, api: Api | None = None) -> dict:
     if response.status_code == 404:
         raise CourseError(f"no exercise named {slug!r}: `course exercises` lists them")
     exercise = response.json()
-    exercise["server"] = api.url
     store.exercise_save(exercise)
     try:
         store.diagnoses_save(api.json("GET", "/api/v1/diagnoses/"))

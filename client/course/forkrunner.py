@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import select
-import signal
 import subprocess
 import sys
 import tempfile
@@ -25,6 +24,7 @@ import threading
 import time
 from pathlib import Path
 
+from grading_engine.harness.subprocess_runner import child_environment, kill_group
 from grading_engine.harness.wire import RESULT_FD
 from grading_engine.runner import ChildOutcome
 
@@ -135,13 +135,6 @@ def _text(path: Path) -> str:
     return text
 
 
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 class ForkRunner:
     """grading_engine.runner.Runner over the fork server; one job at a time."""
 
@@ -206,17 +199,11 @@ class ForkRunner:
         with self.lock, tempfile.TemporaryDirectory(prefix="course-check-") as workdir:
             path = Path(workdir)
             (path / "job.json").write_text(json.dumps(job), encoding="utf-8")
-            env = {
-                "PATH": "/usr/local/bin:/usr/bin:/bin",
-                "HOME": workdir,
-                "TMPDIR": workdir,
-                "LANG": "C.UTF-8",
-                "OMP_NUM_THREADS": "1",
-                "MKL_NUM_THREADS": "1",
+            request = {
+                "workdir": workdir,
+                "env": child_environment(workdir, job),
+                "harness": job.get("harness"),
             }
-            if job.get("tiktoken_cache_dir"):
-                env["TIKTOKEN_CACHE_DIR"] = str(job["tiktoken_cache_dir"])
-            request = {"workdir": workdir, "env": env, "harness": job.get("harness")}
             self._send(request)
             pid = int(self._line(None) or 0)  # sent once the models are warm
             if not pid:
@@ -225,7 +212,7 @@ class ForkRunner:
             start = time.monotonic()
             status = self._line(start + timeout)
             timed_out = status is None
-            _kill_group(pid)  # also reaps what the code left running
+            kill_group(pid)  # also reaps what the code left running
             if timed_out:
                 status = self._line(None)
             if not status:  # the code killed the server: the next run starts one

@@ -71,7 +71,7 @@ class ExerciseDetailView(GraderApiView):
                 {"detail": mismatch, "engine": engine_info()},
                 status=status.HTTP_409_CONFLICT,
             )
-        statuses = selectors.exercise_statuses(user=request.user)
+        statuses = selectors.exercise_statuses(user=request.user, exercise=exercise)
         return Response(
             s.ExerciseDetailSerializer(
                 exercise, context={"request": request, "statuses": statuses}

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
@@ -33,7 +32,6 @@ ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 class CourseServer:
     url: str
     stack: Stack
-    procs: list[subprocess.Popen] = field(default_factory=list)
 
     def user(self, username: str) -> str:
         """A fresh learner with PASSWORD; returns the username."""
@@ -68,7 +66,7 @@ class CourseServer:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        self.procs.append(proc)
+        self.stack.workers.append(proc)  # stopped with the workers
         url = f"http://127.0.0.1:{port}"
 
         def up() -> bool:
@@ -80,17 +78,6 @@ class CourseServer:
 
         wait_for(up, timeout=60, what="gunicorn")
         return url
-
-    def stop(self) -> None:
-        for proc in self.procs:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGTERM)
-        for proc in self.procs:
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-        self.stack.stop_workers()
 
 
 def _database(name: str, *, drop: bool = False) -> None:
@@ -113,7 +100,6 @@ def course_server():
         SUBMISSION_RATE="10000/min",
         GRADER_TIMEOUT_SECONDS="60",
     )
-    server = None
     try:
         stack.manage("migrate", "-v0")
         stack.manage("load_content", timeout=600)
@@ -123,10 +109,7 @@ def course_server():
         stack.wait_ready(worker)
         yield server
     finally:
-        if server:
-            server.stop()
-        else:
-            stack.stop_workers()
+        stack.stop_workers()  # the web processes too (CourseServer.gunicorn)
         _database(name, drop=True)
 
 
@@ -157,4 +140,17 @@ def course(home: Path, *args: str, stdin: str = "", timeout: float = 300):
         capture_output=True,
         text=True,
         timeout=timeout,
+    )
+
+
+def course_login(home: Path, url: str, username: str, password: str = PASSWORD):
+    """`course login URL` with the password on stdin, as a script would run it."""
+    return course(
+        home,
+        "login",
+        url,
+        "--username",
+        username,
+        "--password-stdin",
+        stdin=password + "\n",
     )

@@ -11,7 +11,7 @@ import pytest
 import requests
 import yaml
 
-from tests.client.conftest import PASSWORD, course
+from tests.client.conftest import course, course_login
 from tests.conftest import PROJECT_ROOT
 from tests.pipeline.conftest import free_port
 
@@ -22,15 +22,7 @@ WRONG = next(w for w in TIE["wrong_solutions"] if w["diagnosis"] == "copied-not-
 
 
 def log_in(server, home, username: str, url: str | None = None):
-    result = course(
-        home,
-        "login",
-        url or server.url,
-        "--username",
-        username,
-        "--password-stdin",
-        stdin=PASSWORD + "\n",
-    )
+    result = course_login(home, url or server.url, username)
     assert result.returncode == 0, result.stderr
     return result
 
@@ -125,27 +117,11 @@ def test_log_in_fetch_check_and_submit(course_server, course_home):
 def test_every_bad_input_is_one_line_and_exit_code_2(course_server, course_home):
     home, user = course_home, course_server.user("cli-bad-input")
     refused(
-        course(
-            home,
-            "login",
-            course_server.url,
-            "--username",
-            user,
-            "--password-stdin",
-            stdin="not-the-password\n",
-        ),
+        course_login(home, course_server.url, user, "not-the-password"),
         "wrong username or password",
     )
     refused(
-        course(
-            home,
-            "login",
-            f"http://127.0.0.1:{free_port()}",
-            "--username",
-            user,
-            "--password-stdin",
-            stdin=PASSWORD + "\n",
-        ),
+        course_login(home, f"http://127.0.0.1:{free_port()}", user),
         "cannot reach",
     )
     refused(course(home, "login", "course.example.org"), "not a server URL")
@@ -194,25 +170,9 @@ def test_rate_limits_say_when_to_try_again(course_server, course_home):
     home = course_home
     locked = course_server.user("cli-locked-out")
     for _ in range(5):
-        course(
-            home,
-            "login",
-            course_server.url,
-            "--username",
-            locked,
-            "--password-stdin",
-            stdin="wrong\n",
-        )
+        course_login(home, course_server.url, locked, "wrong")
     line = refused(
-        course(
-            home,
-            "login",
-            course_server.url,
-            "--username",
-            locked,
-            "--password-stdin",
-            stdin=PASSWORD + "\n",
-        ),
+        course_login(home, course_server.url, locked),
         "try again in",
     )
     assert " s (at " in line

@@ -8,7 +8,7 @@ import pytest
 import yaml
 from nbclient import NotebookClient
 
-from tests.client.conftest import PASSWORD, course
+from tests.client.conftest import course_login
 from tests.conftest import PROJECT_ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("client")]
@@ -34,15 +34,7 @@ def html_of(cell) -> str:
 def test_check_and_submit_from_a_notebook(course_server, course_home):
     home = course_home
     user = course_server.user("notebook")
-    login = course(
-        home,
-        "login",
-        course_server.url,
-        "--username",
-        user,
-        "--password-stdin",
-        stdin=PASSWORD + "\n",
-    )
+    login = course_login(home, course_server.url, user)
     assert login.returncode == 0, login.stderr
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [

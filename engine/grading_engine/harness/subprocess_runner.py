@@ -84,22 +84,6 @@ class SubprocessRunner:
         with tempfile.TemporaryDirectory(prefix="grader-job-") as workdir:
             return self._run_in(workdir, payload, job, timeout)
 
-    def _environment(self, workdir: str, job: dict) -> dict[str, str]:
-        env = {
-            "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "HOME": workdir,
-            "TMPDIR": workdir,
-            "LANG": "C.UTF-8",
-            "PYTHONPATH": str(ENGINE_ROOT),
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTHONNOUSERSITE": "1",
-            "OMP_NUM_THREADS": "1",
-            "MKL_NUM_THREADS": "1",
-        }
-        if job.get("tiktoken_cache_dir"):
-            env["TIKTOKEN_CACHE_DIR"] = str(job["tiktoken_cache_dir"])
-        return env
-
     def _run_in(
         self, workdir: str, payload: bytes, job: dict, timeout: float
     ) -> ChildOutcome:
@@ -113,7 +97,7 @@ class SubprocessRunner:
                 stderr=subprocess.PIPE,
                 pass_fds=(write_fd,),
                 cwd=workdir,
-                env=self._environment(workdir, job),
+                env=child_environment(workdir, job),
                 start_new_session=True,  # its own process group, killed whole
             )
         except BaseException:
@@ -142,7 +126,7 @@ class SubprocessRunner:
             timed_out = True
         finally:
             # Also reaps anything the learner left running in the group.
-            _kill_group(process.pid)
+            kill_group(process.pid)
             process.wait()
         for reader in readers:
             reader.join(timeout=5)
@@ -170,7 +154,26 @@ def _feed(stream, payload: bytes) -> None:
         pass  # the child exited or closed stdin without reading the job
 
 
-def _kill_group(pid: int) -> None:
+def child_environment(workdir: str, job: dict) -> dict[str, str]:
+    """The scrubbed environment a job's child runs in (one thread, no user site)."""
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": workdir,
+        "TMPDIR": workdir,
+        "LANG": "C.UTF-8",
+        "PYTHONPATH": str(ENGINE_ROOT),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONNOUSERSITE": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
+    if job.get("tiktoken_cache_dir"):
+        env["TIKTOKEN_CACHE_DIR"] = str(job["tiktoken_cache_dir"])
+    return env
+
+
+def kill_group(pid: int) -> None:
+    """SIGKILL a child's whole process group (it leads its own session)."""
     try:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

@@ -6,13 +6,12 @@ import json as _json
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
+from grading_engine.source import SourceUnreadable, read_source
 from grading_engine.terminal import fenced, terminal_escape
 
 from grader import selectors
 from grader.models import Exercise
 from grader.process_runner import exercise_grade, runner_get
-
-MAX_FILE_BYTES = 1024 * 1024
 
 
 class Command(BaseCommand):
@@ -59,23 +58,9 @@ class Command(BaseCommand):
 
     def _read(self, path: Path) -> str:
         try:
-            if path.stat().st_size > MAX_FILE_BYTES:
-                raise CommandError(
-                    f"{path}: larger than {MAX_FILE_BYTES:,} bytes", returncode=2
-                )
-            return path.read_bytes().decode("utf-8")
-        except FileNotFoundError:
-            raise CommandError(f"{path}: no such file", returncode=2) from None
-        except IsADirectoryError:
-            raise CommandError(
-                f"{path}: is a directory, not a file", returncode=2
-            ) from None
-        except PermissionError:
-            raise CommandError(f"{path}: permission denied", returncode=2) from None
-        except UnicodeDecodeError as exc:
-            raise CommandError(
-                f"{path}: not UTF-8 text (byte {exc.start})", returncode=2
-            ) from None
+            return read_source(path)
+        except SourceUnreadable as exc:
+            raise CommandError(str(exc), returncode=2) from None
 
     def _print(self, exercise: Exercise, verdict) -> None:
         style = {"passed": self.style.SUCCESS, "failed": self.style.WARNING}.get(
