@@ -20,7 +20,11 @@ from tests.conftest import PROJECT_ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("client")]
 
-NUMBER = re.compile(r"[-+]?\d[\d,._]*(?:e[-+]?\d+)?", re.IGNORECASE)
+# A number, with thousands separators but never the comma after it: "got
+# 1e-05, expected" and "got 0.25, expected" must mask alike.
+NUMBER = re.compile(
+    r"[-+]?(?:\d+(?:[,_]\d{3})*(?:\.\d*)?|\.\d+)(?:e[-+]?\d+)?", re.IGNORECASE
+)
 
 
 def solutions() -> list[tuple[str, str, str]]:
