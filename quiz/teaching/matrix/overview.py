@@ -3,7 +3,7 @@
 The full matrix is dozens of lesson columns; an instructor first wants to
 know who needs a message and where the cohort stands per section. This
 reads the same Matrix as the page's detail table (so the numbers agree) plus
-three aggregate queries for activity and recent failures.
+one query for every member's latest activity and recent failures.
 """
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Exists, Max, OuterRef
+from django.db.models import Count, Exists, Max, OuterRef, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from grader.models import Submission
 from quiz.learning.models import LessonRead, QuestionAttempt
 from quiz.teaching.matrix.build import Matrix
-from quiz.teaching.models import Cohort
-from quiz.teaching.selectors import cohort_members, member_ids
+from quiz.teaching.models import Cohort, CohortMembership
 
 # A week without reading, answering or submitting: the course is paced in
 # weekly sessions, so one missed week is the earliest point where a nudge
@@ -100,49 +100,55 @@ def _risk_reasons(
     return reasons
 
 
-def _last_active(cohort: Cohort) -> dict[int, dt.datetime]:
-    """Each member's latest read, self-check answer or submission."""
-    members = member_ids(cohort)
-    latest: dict[int, dt.datetime] = {}
-    sources = [
-        LessonRead.objects.filter(user_id__in=members)
+def _latest(model, field: str):
+    """The member's latest `field` in `model`, as a correlated subquery."""
+    return Subquery(
+        model.objects.filter(user_id=OuterRef("user_id"))
+        .order_by()
         .values("user_id")
-        .annotate(at=Max("last_read_at")),
-        QuestionAttempt.objects.filter(user_id__in=members)
-        .values("user_id")
-        .annotate(at=Max("created_at")),
-        Submission.objects.filter(user_id__in=members)
-        .values("user_id")
-        .annotate(at=Max("created_at")),
-    ]
-    for rows in sources:
-        for row in rows.order_by():
-            if row["at"] and (
-                row["user_id"] not in latest or row["at"] > latest[row["user_id"]]
-            ):
-                latest[row["user_id"]] = row["at"]
-    return latest
+        .annotate(at=Max(field))
+        .values("at")[:1]
+    )
 
 
-def _recent_failures(cohort: Cohort, since: dt.datetime) -> dict[int, int]:
-    """Failed grades since `since`, per member, on exercises they never passed."""
+def _member_activity(cohort: Cohort, since: dt.datetime) -> list[dict]:
+    """Per member, in one query: when they joined, their latest read,
+    self-check answer and submission, and their failed grades since `since`
+    on exercises they have not passed."""
     passed = Submission.objects.filter(
         user_id=OuterRef("user_id"),
         exercise_id=OuterRef("exercise_id"),
         status=Submission.Status.PASSED,
     )
-    rows = (
+    failures = (
         Submission.objects.filter(
-            user_id__in=member_ids(cohort),
+            user_id=OuterRef("user_id"),
             status=Submission.Status.FAILED,
             created_at__gte=since,
         )
         .filter(~Exists(passed))
+        .order_by()
         .values("user_id")
         .annotate(n=Count("pk"))
-        .order_by()
+        .values("n")[:1]
     )
-    return {row["user_id"]: row["n"] for row in rows}
+    return list(
+        CohortMembership.objects.filter(cohort=cohort)
+        .annotate(
+            last_read=_latest(LessonRead, "last_read_at"),
+            last_answer=_latest(QuestionAttempt, "created_at"),
+            last_submission=_latest(Submission, "created_at"),
+            failures=Coalesce(Subquery(failures), 0),
+        )
+        .values(
+            "user_id",
+            "joined_at",
+            "last_read",
+            "last_answer",
+            "last_submission",
+            "failures",
+        )
+    )
 
 
 def cohort_overview(
@@ -156,9 +162,8 @@ def cohort_overview(
         for s in matrix.all_sections
         if any(group.slug == s.slug for group in matrix.sections)
     ]
-    last_active = _last_active(cohort)
-    failures = _recent_failures(cohort, now - dt.timedelta(days=AT_RISK_IDLE_DAYS))
-    joined = {m.user_id: m.joined_at for m in cohort_members(cohort=cohort)}
+    since = now - dt.timedelta(days=AT_RISK_IDLE_DAYS)
+    activity = {row["user_id"]: row for row in _member_activity(cohort, since)}
     rows = []
     for row in matrix.rows:
         sections = []
@@ -169,8 +174,14 @@ def cohort_overview(
                 1 + c.lesson.checks_total + c.lesson.exercises_total for c in cells
             )
             sections.append(SectionCompletion(head, done, total))
-        active = last_active.get(row.user_id)
-        count = failures.get(row.user_id, 0)
+        member = activity.get(row.user_id, {})
+        times = [
+            member.get(key)
+            for key in ("last_read", "last_answer", "last_submission")
+            if member.get(key)
+        ]
+        active = max(times) if times else None
+        count = member.get("failures") or 0
         rows.append(
             OverviewRow(
                 user_id=row.user_id,
@@ -180,7 +191,7 @@ def cohort_overview(
                 failures=count,
                 reasons=_risk_reasons(
                     last_active=active,
-                    joined_at=joined.get(row.user_id, now),
+                    joined_at=member.get("joined_at") or now,
                     failures=count,
                     now=now,
                 ),
