@@ -113,7 +113,8 @@ class ExerciseAdmin(AuditedAdminMixin, MarkdownPreviewMixin, admin.ModelAdmin):
     markdown_fields = ("prompt",)
     actions = ["verify_selected", "regrade_selected"]
     fieldsets = [
-        (None, {"fields": ["slug", "title", "lesson", "published"]}),
+        # Versions first: after a save, its verification's progress is here.
+        (None, {"fields": ["slug", "title", "lesson", "published", "version_status"]}),
         ("Grading", {"fields": ["harness", "entry_point", "signature", "options"]}),
         ("Learner view", {"fields": ["prompt", "starter"]}),
         ("Answers", {"fields": ["solution", "wrong_solutions"]}),
@@ -121,7 +122,6 @@ class ExerciseAdmin(AuditedAdminMixin, MarkdownPreviewMixin, admin.ModelAdmin):
             "Verification",
             {
                 "fields": [
-                    "version_status",
                     "verified_at",
                     "verification_report",
                     "time_budget",
