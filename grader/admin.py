@@ -17,6 +17,7 @@ from grader.verify import (
     exercise_verify_audited,
 )
 from grader.versions import (
+    STALE_AFTER,
     exercise_for_editing,
     exercise_save,
     exercise_version_state,
@@ -299,6 +300,15 @@ def version_status_html(state: dict):
     if draft is None:
         return head
     number, done, total = draft["version"], draft["done"], draft["total"]
+    if draft["status"] in ("queued", "running") and draft.get("stale"):
+        return format_html(
+            '{} <span class="version-draft" data-status="stale">Version {} has '
+            "waited {} minutes or more without finishing: is a grading worker "
+            "running? Save again to queue it anew.</span>",
+            head,
+            number,
+            int(STALE_AFTER.total_seconds() // 60),
+        )
     if draft["status"] in ("queued", "running"):
         return format_html(
             '{} <span class="version-draft" data-status="{}">Version {}: verifying, '

@@ -11,6 +11,7 @@ stays unpublished. Design notes: docs/exercise-versions.md.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,6 +42,10 @@ VERSIONED_FIELDS = (
     "published",
 )
 PENDING = (ExerciseVersion.Status.QUEUED, ExerciseVersion.Status.RUNNING)
+# A verification takes seconds on a worker (a few grades on a warm pool); one
+# still pending after this long was most likely never picked up (no worker
+# running) or lost with a dead worker, and the admin page says so.
+STALE_AFTER = dt.timedelta(minutes=10)
 OPEN = (*PENDING, ExerciseVersion.Status.FAILED)
 
 
@@ -306,5 +311,7 @@ def exercise_version_state(*, exercise: Exercise) -> dict:
             "step": draft.step,
             "failed": (draft.verification or {}).get("failed", []),
             "terminal": draft.status not in PENDING,
+            "stale": draft.status in PENDING
+            and timezone.now() - draft.created_at > STALE_AFTER,
         }
     return state

@@ -7,8 +7,11 @@ passes. One slow test at the end grades a real exercise in the sandbox.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from grader import versions
@@ -271,6 +274,7 @@ def test_the_admin_shows_progress_and_one_message(
         "step": "",
         "failed": [],
         "terminal": False,
+        "stale": False,
     }
     assert "verifying, 0 of 2 grades done" in state["html"]
     page = client.get(reverse("admin:grader_exercise_change", args=[live.pk]))
@@ -281,3 +285,21 @@ def test_the_admin_shows_progress_and_one_message(
 
     learner_client = APIClient()
     assert learner_client.get(url).status_code == 302  # admin login, not data
+
+
+def test_a_verification_nobody_runs_is_reported_as_stale(
+    live, admin_user, client, django_capture_on_commit_callbacks
+):
+    live.solution = GOOD + "# waiting\n"
+    with django_capture_on_commit_callbacks(execute=False):
+        versions.exercise_save(
+            exercise=live, actor=admin_user, creating=False, send=lambda pk: None
+        )
+    ExerciseVersion.objects.update(
+        created_at=timezone.now() - versions.STALE_AFTER - timedelta(seconds=1)
+    )
+    client.force_login(admin_user)
+    url = reverse("admin:grader_exercise_verification", args=[live.pk])
+    state = client.get(url).json()
+    assert state["draft"]["stale"] is True
+    assert "is a grading worker running? Save again" in state["html"]
