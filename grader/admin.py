@@ -2,21 +2,28 @@
 
 from django import forms
 from django.contrib import admin, messages
-from django.urls import reverse
+from django.http import Http404, HttpResponseRedirect, JsonResponse
+from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from grading_engine.exercises.base import load_harness
 
 from grader.budgets import exercise_budget, exercise_lane
 from grader.models import Exercise
 from grader.services import regrade_start
+from grader.tasks import verify_version_send
 from grader.verify import (
     exercise_is_verified,
     exercise_options_problems,
-    exercise_verify,
     exercise_verify_audited,
 )
+from grader.versions import (
+    STALE_AFTER,
+    exercise_for_editing,
+    exercise_save,
+    exercise_version_state,
+)
 from quiz.content.authoring import ContentForm, MarkdownPreviewMixin
-from quiz.core.audit import AuditedAdminMixin
+from quiz.core.audit import AuditedAdminMixin, audit_snapshot
 
 
 class ExerciseForm(ContentForm):
@@ -27,8 +34,9 @@ class ExerciseForm(ContentForm):
             "options": 'Overrides, e.g. {"rtol": 1e-4, "atol": 1e-5} (tolerances, '
             'for harnesses that compare tensors), {"time_budget_seconds": 5} '
             '(instead of the measured budget) or {"lane": "heavy"}.',
-            "published": "Published only if the reference solution passes its own "
-            "checks when you save.",
+            "published": "Learners see it only once a version verifies: a save "
+            "that changes what is graded is checked in the background, and "
+            "learners keep the live version until it passes.",
         }
 
     def clean_harness(self) -> str:
@@ -88,6 +96,7 @@ class ExerciseAdmin(AuditedAdminMixin, MarkdownPreviewMixin, admin.ModelAdmin):
         "lesson",
         "harness",
         "published",
+        "version",
         "verified",
         "verified_at",
     ]
@@ -96,6 +105,7 @@ class ExerciseAdmin(AuditedAdminMixin, MarkdownPreviewMixin, admin.ModelAdmin):
     search_fields = ["slug", "title", "prompt"]
     autocomplete_fields = ["lesson"]
     readonly_fields = [
+        "version_status",
         "verified_at",
         "verification_report",
         "time_budget",
@@ -104,7 +114,8 @@ class ExerciseAdmin(AuditedAdminMixin, MarkdownPreviewMixin, admin.ModelAdmin):
     markdown_fields = ("prompt",)
     actions = ["verify_selected", "regrade_selected"]
     fieldsets = [
-        (None, {"fields": ["slug", "title", "lesson", "published"]}),
+        # Versions first: after a save, its verification's progress is here.
+        (None, {"fields": ["slug", "title", "lesson", "published", "version_status"]}),
         ("Grading", {"fields": ["harness", "entry_point", "signature", "options"]}),
         ("Learner view", {"fields": ["prompt", "starter"]}),
         ("Answers", {"fields": ["solution", "wrong_solutions"]}),
@@ -120,6 +131,9 @@ class ExerciseAdmin(AuditedAdminMixin, MarkdownPreviewMixin, admin.ModelAdmin):
             },
         ),
     ]
+
+    class Media:
+        js = ["js/exercise_versions.js"]
 
     @admin.display(boolean=True, description="Verified")
     def verified(self, obj: Exercise) -> bool:
@@ -167,31 +181,97 @@ class ExerciseAdmin(AuditedAdminMixin, MarkdownPreviewMixin, admin.ModelAdmin):
             failed,
         )
 
-    def save_model(self, request, obj: Exercise, form, change):
-        """Grade the reference solution first; publish only what passes.
+    @admin.display(description="Versions")
+    def version_status(self, obj: Exercise):
+        """The live version and the newest save's verification, with progress.
 
-        Verification runs when the stored one does not describe the exercise
-        as saved (new, or harness, entry point, solution, options or harness
-        code changed), so a title edit does not wait for the grader.
+        static/js/exercise_versions.js polls the JSON view below to update it;
+        without JavaScript, reloading the page does.
         """
-        wanted_published = obj.published
-        if not exercise_is_verified(exercise=obj):
-            outcome = exercise_verify(exercise=obj, save=False)
-            if not outcome.passed:
-                what = "saved UNPUBLISHED" if wanted_published else "saved"
-                messages.error(
-                    request,
-                    f"{obj.slug} was {what}: its reference solution does not pass "
-                    f"its own checks ({outcome.verification['status']}). Failed: "
-                    f"{outcome.summary()}",
-                )
-            else:
-                messages.success(
-                    request,
-                    f"{obj.slug}: the reference solution passed all "
-                    f"{outcome.verification.get('checks', 0)} checks.",
-                )
-        super().save_model(request, obj, form, change)
+        if obj.pk is None:
+            return "Saved as version 1, then verified in the background."
+        state = exercise_version_state(exercise=obj)
+        url = reverse("admin:grader_exercise_verification", args=[obj.pk])
+        return format_html(
+            '<div class="exercise-versions" data-url="{}" aria-live="polite">{}</div>',
+            url,
+            version_status_html(state),
+        )
+
+    def get_urls(self):
+        urls = [
+            path(
+                "<int:object_id>/verification/",
+                self.admin_site.admin_view(self.verification_view),
+                name="grader_exercise_verification",
+            )
+        ]
+        return urls + super().get_urls()
+
+    def verification_view(self, request, object_id: int):
+        """The verification state as JSON, for the change page's progress."""
+        exercise = Exercise.objects.filter(pk=object_id).first()
+        if exercise is None or not self.has_view_permission(request, exercise):
+            raise Http404("No such exercise.")
+        state = exercise_version_state(exercise=exercise)
+        return JsonResponse({**state, "html": version_status_html(state)})
+
+    def get_object(self, request, object_id, from_field=None):
+        """The exercise with its newest unverified save in the form, if any.
+
+        The author goes on editing what they saved (say, to fix a failing
+        solution), while the row learners read keeps the live version.
+        """
+        obj = super().get_object(request, object_id, from_field)
+        if obj is not None and request.method == "GET":
+            obj = exercise_for_editing(obj)
+        return obj
+
+    def save_model(self, request, obj: Exercise, form, change):
+        """Save slug and lesson now; what is graded goes live once it verifies.
+
+        grader.versions decides; its one message replaces Django's "changed
+        successfully", so the page never says two contradictory things.
+        """
+        before = Exercise.objects.filter(pk=obj.pk).first() if change else None
+        # What AuditedAdminMixin.save_related compares the saved row with.
+        request._audit_before = audit_snapshot(before) if before else None
+        request._exercise_save = exercise_save(
+            exercise=obj,
+            actor=request.user,
+            creating=not change,
+            send=verify_version_send,
+        )
+
+    def message_user(self, request, message, level=messages.INFO, *args, **kwargs):
+        outcome = getattr(request, "_exercise_save", None)
+        if outcome is not None and level == messages.SUCCESS:
+            request._exercise_save = None  # Django's own message after a save
+            message, level = outcome.message, outcome.level
+        super().message_user(request, message, level, *args, **kwargs)
+
+    def _after_save(self, request, obj, response):
+        """Stay on the change page while a version verifies: its progress is there."""
+        outcome = getattr(request, "_exercise_save_done", None)
+        if (
+            outcome is not None
+            and outcome.verifying
+            and "_addanother" not in request.POST
+        ):
+            return HttpResponseRedirect(
+                reverse("admin:grader_exercise_change", args=[obj.pk])
+            )
+        return response
+
+    def response_add(self, request, obj, post_url_continue=None):
+        request._exercise_save_done = getattr(request, "_exercise_save", None)
+        return self._after_save(
+            request, obj, super().response_add(request, obj, post_url_continue)
+        )
+
+    def response_change(self, request, obj):
+        request._exercise_save_done = getattr(request, "_exercise_save", None)
+        return self._after_save(request, obj, super().response_change(request, obj))
 
     @admin.action(description="Verify selected exercises (grade their solutions)")
     def verify_selected(self, request, queryset):
@@ -206,3 +286,58 @@ class ExerciseAdmin(AuditedAdminMixin, MarkdownPreviewMixin, admin.ModelAdmin):
                 )
         if passed:
             messages.success(request, f"Verified {len(passed)}: {', '.join(passed)}.")
+
+
+def version_status_html(state: dict):
+    """The change page's Versions field, from exercise_version_state."""
+    live = state["live_version"]
+    if live:
+        shown = "published" if state["published"] else "unpublished"
+        head = format_html("Live: version {} ({}).", live, shown)
+    else:
+        head = "No verified version yet: learners do not see it."
+    draft = state["draft"]
+    if draft is None:
+        return head
+    number, done, total = draft["version"], draft["done"], draft["total"]
+    if draft["status"] in ("queued", "running") and draft.get("stale"):
+        return format_html(
+            '{} <span class="version-draft" data-status="stale">Version {} has '
+            "waited {} minutes or more without finishing: is a grading worker "
+            "running? Save again to queue it anew.</span>",
+            head,
+            number,
+            int(STALE_AFTER.total_seconds() // 60),
+        )
+    if draft["status"] in ("queued", "running"):
+        return format_html(
+            '{} <span class="version-draft" data-status="{}">Version {}: verifying, '
+            '{} of {} grades done{}.</span> <progress max="{}" value="{}">{}/{}'
+            '</progress> <a href="">Refresh</a>',
+            head,
+            draft["status"],
+            number,
+            done,
+            total,
+            f" (now: {draft['step']})" if draft["step"] else "",
+            total,
+            done,
+            done,
+            total,
+        )
+    if draft["status"] == "failed":
+        failed = format_html_join(
+            "",
+            "<li><strong>{}</strong>: {}</li>",
+            ((item["name"], item["message"]) for item in draft["failed"]),
+        )
+        keeps = f"learners keep version {live}" if live else "it stays unpublished"
+        return format_html(
+            '{} <span class="version-draft" data-status="failed">Version {} did not '
+            "verify, so {}. Fix it and save again.</span><ul>{}</ul>",
+            head,
+            number,
+            keeps,
+            failed,
+        )
+    return head

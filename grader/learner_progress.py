@@ -7,6 +7,7 @@ sits below the grader and cannot ask for submissions itself.
 from __future__ import annotations
 
 from grader.models import Submission
+from grader.selectors import exercise_list
 from quiz.learning.data_export import iso_or_none
 from quiz.learning.exercise_progress import ExerciseProgress
 
@@ -57,6 +58,11 @@ def regrade_notes(*, user) -> list[dict]:
     ]
 
 
+def lesson_exercises(*, lesson) -> list:
+    """The lesson's exercises a learner can open, in the exercise list's order."""
+    return list(exercise_list().filter(lesson=lesson))
+
+
 EXERCISE_PROGRESS = ExerciseProgress(
     activity_model=Submission,
     activity_field="created_at",
@@ -64,4 +70,5 @@ EXERCISE_PROGRESS = ExerciseProgress(
     passed_count=exercises_passed_count,
     export_rows=submissions_export,
     regrade_notes=regrade_notes,
+    lesson_exercises=lesson_exercises,
 )

@@ -67,6 +67,11 @@ class Exercise(models.Model):
         "options.time_budget_seconds overrides it.",
     )
     source_path = models.CharField(max_length=300, blank=True)
+    version = models.PositiveIntegerField(
+        default=1,
+        help_text="The verified version this row holds, which learners get; "
+        "0 while none has verified (docs/exercise-versions.md).",
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -74,6 +79,51 @@ class Exercise(models.Model):
 
     def __str__(self) -> str:
         return self.slug
+
+
+class ExerciseVersion(models.Model):
+    """One admin save of an exercise, verified in the background.
+
+    The Exercise row stays the live version; a version's content replaces it
+    only once its reference solution passes and its known wrong solutions
+    fail (grader.versions).
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        LIVE = "live"  # verified and promoted (it is, or was, the live version)
+        FAILED = "failed"
+        SUPERSEDED = "superseded"  # a newer save came before it was verified
+
+    exercise = models.ForeignKey(
+        Exercise, on_delete=models.CASCADE, related_name="versions"
+    )
+    number = models.PositiveIntegerField()
+    content = models.JSONField(help_text="The versioned fields, as saved.")
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.QUEUED
+    )
+    done = models.PositiveSmallIntegerField(default=0)
+    total = models.PositiveSmallIntegerField(default=1)
+    step = models.CharField(max_length=200, blank=True)
+    verification = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["exercise", "number"], name="exercise_version_number_once"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.exercise_id} v{self.number} ({self.status})"
 
 
 class Submission(models.Model):
@@ -110,6 +160,9 @@ class Submission(models.Model):
     )
     time_budget_seconds = models.FloatField(
         null=True, blank=True, help_text="The budget its grade ran with."
+    )
+    exercise_version = models.PositiveIntegerField(
+        null=True, blank=True, help_text="The exercise version it was graded against."
     )
     score = models.FloatField(null=True, blank=True)
     checks = models.JSONField(default=list, blank=True)

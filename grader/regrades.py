@@ -141,6 +141,7 @@ def regrade_grade(result: RegradeResult, *, slow: Slow | None = None) -> bool:
             stdout=clean["stdout"][:limit],
             stderr=clean["stderr"][:limit],
             grade_ms=verdict.duration_ms,
+            exercise_version=exercise.version,
         )
         _finish(
             result,

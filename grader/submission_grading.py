@@ -185,6 +185,7 @@ def _save(submission: Submission, verdict: Verdict) -> int:
         stderr=result["stderr"][:limit],
         grade_ms=verdict.duration_ms,
         finished_at=timezone.now(),
+        exercise_version=submission.exercise.version,
     )
 
 

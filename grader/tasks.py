@@ -59,3 +59,23 @@ def wake_on_commit(submission_id: str | None = None) -> None:
     grade_submission.apply_async_on_commit(
         args=[submission_id], queue=settings.CELERY_TASK_DEFAULT_QUEUE
     )
+
+
+@shared_task(name="grader.verify_exercise_version", acks_late=True, ignore_result=True)
+def verify_exercise_version(version_id: int) -> str | None:
+    """Grade an admin's saved exercise version; promote it if it passes."""
+    from grader.process_runner import runner_get
+    from grader.versions import exercise_version_verify
+
+    # A worker grades with its warm pool; in eager mode this is the web
+    # process, which must not hold one (like manage.py grade, it runs cold).
+    # (runner None grades cold and reports a missing sandbox as the failure).
+    runner = None if settings.CELERY_TASK_ALWAYS_EAGER else runner_get()
+    return exercise_version_verify(version_id=version_id, runner=runner)
+
+
+def verify_version_send(version_id: int) -> None:
+    """Queue a version's verification (called after the save commits)."""
+    verify_exercise_version.apply_async(
+        args=[version_id], queue=settings.CELERY_TASK_DEFAULT_QUEUE
+    )

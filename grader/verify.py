@@ -126,7 +126,10 @@ def _failure(status: str, name: str, message: str) -> dict:
     }
 
 
-def _grade_solution(exercise: Exercise, runner, repeats: int = 1) -> dict:
+def _grade_solution(
+    exercise: Exercise, runner, repeats: int = 1, code: str | None = None
+) -> dict:
+    """Grade `code` (the reference solution by default) as a learner's would be."""
     try:
         load_harness(exercise.harness)
     except LookupError as exc:
@@ -145,7 +148,7 @@ def _grade_solution(exercise: Exercise, runner, repeats: int = 1) -> dict:
         for _ in range(repeats):
             verdict = grade(
                 harness=exercise.harness,
-                code=exercise.solution,
+                code=exercise.solution if code is None else code,
                 entry_point=exercise.entry_point,
                 runner=runner,
                 seed=VERIFY_SEED,
@@ -247,3 +250,17 @@ def exercise_verify_audited(*, exercise: Exercise, actor) -> VerifyOutcome:
             actor=actor, action=Action.UPDATE, instance=exercise, changes=changes
         )
     return outcome
+
+
+def solution_grade(*, exercise: Exercise, runner=None, code: str | None = None):
+    """Grade `code` (default: the reference) against an exercise, saved or not.
+
+    Returns the verification dict (status, score, failed checks, duration);
+    grader.versions uses it on a draft that is not the live row.
+    """
+    return _grade_solution(exercise, runner, 1, code)
+
+
+def verification_apply(*, exercise: Exercise, result: dict) -> VerifyOutcome:
+    """Record a passing `result` on the instance (budget included), unsaved."""
+    return _record(exercise, result, save=False)

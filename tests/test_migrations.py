@@ -33,8 +33,16 @@ MOVED = {("grader", "Diagnosis"): ("quiz", "Diagnosis")}
 WHEN = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)
 # Columns added after BEFORE, and what an old row holds in them afterwards.
 ADDED = {
-    ("grader", "Exercise"): {"reference_ms": None, "time_budget_seconds": None},
-    ("grader", "Submission"): {"lane": "light", "time_budget_seconds": None},
+    ("grader", "Exercise"): {
+        "reference_ms": None,
+        "time_budget_seconds": None,
+        "version": 1,
+    },
+    ("grader", "Submission"): {
+        "lane": "light",
+        "time_budget_seconds": None,
+        "exercise_version": None,
+    },
 }
 
 
@@ -282,5 +290,29 @@ def test_a_learner_graded_in_two_slots_keeps_one_running_after_the_migration():
         first, second = (Submission.objects.get(pk=row.pk) for row in rows)
         assert first.status == "running" and first.claimed_by == "host:1"
         assert second.status == "queued" and second.claimed_by == ""
+    finally:
+        _migrate(_latest())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_exercise_versions_migration_reverses():
+    """grader 0008 (versions) unapplies cleanly and applies again."""
+    try:
+        _migrate([("grader", "0007_regrades")])
+        with connection.cursor() as cursor:
+            tables = connection.introspection.table_names(cursor)
+            columns = {
+                c.name
+                for c in connection.introspection.get_table_description(
+                    cursor, "grader_exercise"
+                )
+            }
+        assert "grader_exerciseversion" not in tables
+        assert "version" not in columns
+        _migrate(_latest())
+        with connection.cursor() as cursor:
+            assert "grader_exerciseversion" in connection.introspection.table_names(
+                cursor
+            )
     finally:
         _migrate(_latest())

@@ -24,7 +24,6 @@ def lesson_get(*, slug: str) -> Lesson:
         .prefetch_related(
             Prefetch("follow_ups", queryset=FollowUp.objects.order_by("order")),
             Prefetch("questions", queryset=Question.objects.order_by("order")),
-            "exercises",
         )
         .get(slug=slug)
     )

@@ -25,6 +25,9 @@ class ExerciseProgress:
     # (user=) -> recent regrades that changed a verdict of theirs, each a
     # dict with exercise, old/new status and score, when, submission_id.
     regrade_notes: Callable[..., list[dict]] | None = None
+    # (lesson=) -> the lesson's exercises learners may open (published, with
+    # a verified version): a lesson never links to one that would 404.
+    lesson_exercises: Callable[..., list] | None = None
 
 
 _progress: ExerciseProgress | None = None

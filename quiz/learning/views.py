@@ -97,11 +97,14 @@ def lesson_page(
         }
         for q in lesson.questions.all()
     ]
+    plugged = exercise_progress()
+    lister = plugged.lesson_exercises if plugged else None
     return render(
         request,
         "quiz/lesson.html",
         {
             "lesson": lesson,
+            "exercises": lister(lesson=lesson) if lister else [],
             "follow_ups": follow_ups,
             "questions": questions,
             "ratings": review.RATINGS,

@@ -41,6 +41,12 @@ class ExerciseStats:
     learners_passed: int = 0
     median_attempts_to_pass: float | None = None
     diagnoses: list[DiagnosisCount] = field(default_factory=list)
+    course_order: tuple = ()  # (section, lesson) order, for ties in activity
+
+    @property
+    def active(self) -> bool:
+        """Anyone in the cohort has a graded attempt at it."""
+        return self.attempts > 0
 
     @property
     def pass_rate(self) -> float | None:
@@ -59,6 +65,15 @@ class QuestionStats:
     attempts: int
     learners: int
     right: int
+    lesson_title: str = ""
+
+    @property
+    def label(self) -> str:
+        """A chart label a person can read: the lesson's title and the
+        question's first words (not a slug and a database id)."""
+        words = " ".join(self.prompt.split())
+        short = words if len(words) <= 48 else words[:47].rstrip() + "…"
+        return f"{self.lesson_title or self.lesson}: {short}"
 
     @property
     def percent_right(self) -> float:
@@ -67,8 +82,16 @@ class QuestionStats:
 
 @dataclass
 class Analytics:
-    exercises: list[ExerciseStats]
+    exercises: list[ExerciseStats]  # most active first
     questions: list[QuestionStats]
+
+    @property
+    def active_exercises(self) -> list[ExerciseStats]:
+        return [e for e in self.exercises if e.active]
+
+    @property
+    def untried_exercises(self) -> list[ExerciseStats]:
+        return [e for e in self.exercises if not e.active]
 
 
 def _attempts_to_first_pass(cohort: Cohort) -> dict[int, list[int]]:
@@ -133,7 +156,9 @@ def cohort_analytics(*, cohort: Cohort) -> Analytics:
 
 
 def _exercise_stats(cohort: Cohort) -> list[ExerciseStats]:
-    """Every published exercise, with the cohort's graded attempts at it."""
+    """Every published exercise with the cohort's graded attempts at it, the
+    most active first (attempts, then learners), then in course order: the
+    one exercise a cohort is working on must not hide among dozens of zeros."""
     totals = {
         row["exercise_id"]: row
         for row in Submission.objects.filter(
@@ -152,7 +177,10 @@ def _exercise_stats(cohort: Cohort) -> list[ExerciseStats]:
     needed = _attempts_to_first_pass(cohort)
     diagnoses = _diagnoses(cohort)
     exercises = []
-    for exercise in Exercise.objects.filter(published=True).select_related("lesson"):
+    published = Exercise.objects.filter(published=True).select_related(
+        "lesson__section"
+    )
+    for exercise in published:
         row = totals.get(exercise.pk, {})
         stats = ExerciseStats(
             slug=exercise.slug,
@@ -162,12 +190,20 @@ def _exercise_stats(cohort: Cohort) -> list[ExerciseStats]:
             learners=row.get("learners", 0),
             learners_passed=row.get("learners_passed", 0),
             diagnoses=diagnoses.get(exercise.pk, []),
+            course_order=(
+                (exercise.lesson.section.order, exercise.lesson.order)
+                if exercise.lesson
+                else (10**6, 0)  # not in a lesson: after the course's own
+            ),
         )
         if needed.get(exercise.pk):
             stats.median_attempts_to_pass = float(
                 statistics.median(needed[exercise.pk])
             )
         exercises.append(stats)
+    exercises.sort(
+        key=lambda e: (-e.attempts, -e.learners, e.course_order, e.title.lower())
+    )
     return exercises
 
 
@@ -177,6 +213,7 @@ def _question_stats(cohort: Cohort) -> list[QuestionStats]:
         QuestionStats(
             id=row["question_id"],
             lesson=row["question__lesson__slug"],
+            lesson_title=row["question__lesson__title"],
             prompt=row["question__prompt"],
             kind=row["question__kind"],
             attempts=row["attempts"],
@@ -187,6 +224,7 @@ def _question_stats(cohort: Cohort) -> list[QuestionStats]:
         .values(
             "question_id",
             "question__lesson__slug",
+            "question__lesson__title",
             "question__prompt",
             "question__kind",
         )

@@ -83,25 +83,24 @@ def learner_detail(request, cohort_id: int, user_id: int):
 def cohort_analytics_view(request, cohort_id: int):
     cohort = cohort_or_404(request, cohort_id)
     analytics = cohort_analytics(cohort=cohort)
+    active = analytics.active_exercises  # the chart leaves out the zeros
     chart_data = {
         "exercises": {
-            "labels": [e.slug for e in analytics.exercises],
+            "labels": [e.title for e in active],
             "pass_rate": [
                 None if e.pass_rate is None else round(100 * e.pass_rate, 1)
-                for e in analytics.exercises
+                for e in active
             ],
-            "attempts": [e.attempts for e in analytics.exercises],
+            "attempts": [e.attempts for e in active],
         },
         "diagnoses": {
             "labels": [
-                f"{e.slug}: {d.diagnosis}"
-                for e in analytics.exercises
-                for d in e.diagnoses
+                f"{e.title}: {d.diagnosis}" for e in active for d in e.diagnoses
             ],
-            "counts": [d.count for e in analytics.exercises for d in e.diagnoses],
+            "counts": [d.count for e in active for d in e.diagnoses],
         },
         "questions": {
-            "labels": [f"{q.lesson} #{q.id}" for q in analytics.questions],
+            "labels": [q.label for q in analytics.questions],
             "percent_right": [q.percent_right for q in analytics.questions],
         },
     }

@@ -240,49 +240,99 @@ def exercise_form(**overrides) -> dict:
     return data
 
 
+@pytest.fixture
+def verify_inline(monkeypatch, django_capture_on_commit_callbacks):
+    """Run the verification an admin save queues at once, in this process.
+
+    A worker runs it in production (grader.tasks.verify_exercise_version);
+    here the save's commit callbacks run it, so the test sees its outcome.
+    """
+    import grader.admin
+    from grader.versions import exercise_version_verify
+
+    monkeypatch.setattr(
+        grader.admin,
+        "verify_version_send",
+        lambda version_id: exercise_version_verify(version_id=version_id),
+    )
+
+    def post(client, url, data):
+        with django_capture_on_commit_callbacks(execute=True):
+            return client.post(url, data, follow=True)
+
+    return post
+
+
 @pytest.mark.slow
-def test_saving_a_passing_exercise_publishes_it_verified(client, admin_user):
+def test_saving_a_passing_exercise_publishes_it_verified(
+    client, admin_user, verify_inline
+):
     client.force_login(admin_user)
-    response = client.post(
-        reverse("admin:grader_exercise_add"), exercise_form(), follow=True
+    response = verify_inline(
+        client, reverse("admin:grader_exercise_add"), exercise_form()
     )
     assert response.status_code == 200
+    html = response.content.decode()
+    assert "saved as version 1; verifying it in the background" in html
+    assert "was added successfully" not in html  # one message, not two
     exercise = Exercise.objects.get(slug="kv-cache-bytes")
     assert exercise.published is True
+    assert exercise.version == 1
     assert exercise.verified_at is not None
     assert exercise.verification["status"] == "passed"
-    assert "the reference solution passed all" in response.content.decode()
     # the save measured its time budget, which the change page shows
     assert exercise.reference_ms > 0 and exercise.time_budget_seconds >= 1.5
     page = client.get(reverse("admin:grader_exercise_change", args=[exercise.pk]))
     assert f"{exercise.time_budget_seconds:g} s per grade (10×" in page.content.decode()
+    assert "Live: version 1 (published)." in page.content.decode()
 
 
 @pytest.mark.slow
 def test_saving_a_failing_exercise_keeps_it_unpublished_and_says_why(
-    client, admin_user
+    client, admin_user, verify_inline
 ):
     client.force_login(admin_user)
-    response = client.post(
+    response = verify_inline(
+        client,
         reverse("admin:grader_exercise_add"),
         exercise_form(solution=KV_KEYS_ONLY),
-        follow=True,
     )
     assert response.status_code == 200
     exercise = Exercise.objects.get(slug="kv-cache-bytes")
     assert exercise.published is False
+    assert exercise.version == 0
     assert exercise.verified_at is None
-    assert exercise.verification["status"] == "failed"
-    html = response.content.decode()
-    assert "saved UNPUBLISHED" in html
+    url = reverse("admin:grader_exercise_change", args=[exercise.pk])
+    html = client.get(url).content.decode()
+    assert "Version 1 did not verify, so it stays unpublished" in html
     assert "gpt2 fp32, one sequence of 1,024: bytes" in html
 
     # Fixing the solution and saving again publishes it.
-    url = reverse("admin:grader_exercise_change", args=[exercise.pk])
-    client.post(url, exercise_form(solution=KV_SOLUTION))
+    verify_inline(client, url, exercise_form(solution=KV_SOLUTION))
     exercise.refresh_from_db()
     assert exercise.published is True
+    assert exercise.version == 2
     assert exercise.verification["status"] == "passed"
+
+
+@pytest.mark.slow
+def test_a_broken_edit_of_a_live_exercise_leaves_it_live(
+    client, admin_user, verify_inline, objects
+):
+    live = objects["exercise"]
+    client.force_login(admin_user)
+    url = reverse("admin:grader_exercise_change", args=[live.pk])
+    form = exercise_form(slug=live.slug, title=live.title, solution=KV_KEYS_ONLY)
+    response = verify_inline(client, url, form)
+    html = response.content.decode()
+    assert "Learners keep version 1 until it passes" in html
+    assert "changed successfully" not in html
+    live.refresh_from_db()
+    assert live.published is True and live.version == 1
+    assert live.solution != KV_KEYS_ONLY
+    assert (
+        "did not verify, so learners keep version 1" in client.get(url).content.decode()
+    )
 
 
 @pytest.mark.parametrize(
@@ -313,13 +363,9 @@ def test_bad_exercise_input_is_a_form_error_not_a_save(
     assert not Exercise.objects.exists()
 
 
-def test_tolerance_options_are_accepted_where_the_harness_has_them(
-    client, admin_user, monkeypatch
-):
-    # Only the form is under test here: grading is covered above.
-    import grader.admin
-
-    monkeypatch.setattr(grader.admin, "exercise_is_verified", lambda exercise: True)
+def test_tolerance_options_are_accepted_where_the_harness_has_them(client, admin_user):
+    # Only the form is under test here: grading is covered above (the
+    # verification the save queues is never sent: its commit never comes).
     client.force_login(admin_user)
     response = client.post(
         reverse("admin:grader_exercise_add"),

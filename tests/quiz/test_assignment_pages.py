@@ -214,3 +214,16 @@ def test_a_learner_sees_open_assignments_due_dates_scores_and_late_marks(
     assert "Was due" in exercise and "for <strong>Week 1</strong>" in exercise
     client.force_login(world.max)  # in another cohort: sees none of it
     assert "Your assignments" not in client.get(reverse("home")).content.decode()
+
+
+def test_an_unavailable_exercise_in_an_assignment_is_not_a_link(client, world, course):
+    make(world)
+    exercise = course["exercises"]["ex-a"]
+    client.force_login(world.lea)
+    link = f'href="{reverse("exercise", args=["ex-a"])}"'
+    assert link in client.get(reverse("home")).content.decode()
+    exercise.published = False  # e.g. a new version that has not verified yet
+    exercise.save()
+    home = client.get(reverse("home")).content.decode()
+    assert link not in home
+    assert f'{exercise.title} <span class="muted">(not available yet)</span>' in home

@@ -327,7 +327,7 @@ def test_the_analytics_page_has_tables_charts_and_a_no_js_fallback(
     assert "<code>copied-wte</code> × 1 (1 learner)" in row
     assert 'id="chart-data"' in html and "vendor/chart.umd.js" in html
     assert 'id="exercise-chart"' in html and 'id="diagnosis-chart"' in html
-    assert '"labels": ["ex-a: copied-wte"], "counts": [1]' in html
+    assert '"labels": ["Ex A: copied-wte"], "counts": [1]' in html
     assert "js/instructor.js" in html
 
 

@@ -16,6 +16,7 @@ from quiz.teaching.matrix.build import (
     progress_matrix_for,
 )
 from quiz.teaching.matrix.csv_export import matrix_csv
+from quiz.teaching.matrix.overview import cohort_overview
 
 
 def _sort_header(matrix: Matrix, name: str) -> dict:
@@ -36,6 +37,9 @@ def cohort_detail(request, cohort_id: int):
     except UnknownSection as exc:
         section_error = f"{exc} Showing every section."
         matrix = progress_matrix(cohort=cohort, sort=request.GET.get("sort", ""))
+    # The overview always covers every section, whatever the detail shows.
+    whole = progress_matrix(cohort=cohort) if matrix.section else matrix
+    overview = cohort_overview(cohort=cohort, matrix=whole)
     sort_links = {name: _sort_header(matrix, name) for name in SORT_FIXED}
     lesson_headers = [(les, _sort_header(matrix, les.slug)) for les in matrix.lessons]
     return render(
@@ -45,6 +49,7 @@ def cohort_detail(request, cohort_id: int):
             "cohort": cohort,
             "join_url": join_url(request, cohort),
             "matrix": matrix,
+            "overview": overview,
             "section_error": section_error,
             "sort_links": sort_links,
             "lesson_headers": lesson_headers,
