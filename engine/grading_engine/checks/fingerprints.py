@@ -27,6 +27,17 @@ MISTAKES: dict[str, str] = {
         "the softmax, or the scores grow with the head size and the softmax "
         "saturates"
     ),
+    "scale-by-d-k": (
+        "your output matches attention scaled by 1/head_size: the scale is "
+        "1 / math.sqrt(head_size). A dot product of head_size unit-variance "
+        "terms has variance head_size, so its square root (the standard "
+        "deviation) is what brings the scores back to unit scale"
+    ),
+    "scale-multiplied": (
+        "your output matches scores MULTIPLIED by sqrt(head_size): divide by "
+        "it. The dot product already grows like sqrt(head_size); multiplying "
+        "makes the scores larger still and saturates the softmax"
+    ),
     "scale-by-n-embd": (
         "your output matches attention scaled by 1/sqrt(n_embd): each head "
         "works in head_size = n_embd // n_head dimensions, so scale by "
@@ -59,6 +70,15 @@ MISTAKES: dict[str, str] = {
     "relu-activation": (
         "your output matches the MLP with ReLU: GPT-2's MLP uses GELU with the "
         "tanh approximation, F.gelu(x, approximate='tanh')"
+    ),
+    "silu-activation": (
+        "your output matches the MLP with SiLU (swish, x * sigmoid(x)), the "
+        "activation of LLaMA-style models: GPT-2's MLP uses GELU with the tanh "
+        "approximation, F.gelu(x, approximate='tanh')"
+    ),
+    "gelu-twice": (
+        "your output matches GELU applied twice, gelu(gelu(h)): the hidden "
+        "layer goes through the activation once, between c_fc and c_proj"
     ),
     "layernorm-eps": (
         "your output matches LayerNorm with a different eps: GPT-2 uses "
@@ -99,7 +119,7 @@ MISTAKES: dict[str, str] = {
 class Flaws:
     """Switches for the known mistakes; the defaults are GPT-2 done right."""
 
-    scale: str = "head_size"  # "none", "n_embd"
+    scale: str = "head_size"  # "none", "n_embd", "head_size_full", "times"
     mask: str = "before"  # "none", "after"
     softmax_dim: int = -1
     c_proj_transposed: bool = False  # x @ W for the square (d, d) projection
@@ -119,6 +139,8 @@ RIGHT = Flaws()
 ATTENTION_FLAWS: list[tuple[str, Flaws]] = [
     ("missing-scale", Flaws(scale="none")),
     ("scale-by-n-embd", Flaws(scale="n_embd")),
+    ("scale-by-d-k", Flaws(scale="head_size_full")),
+    ("scale-multiplied", Flaws(scale="times")),
     ("missing-causal-mask", Flaws(mask="none")),
     ("mask-after-softmax", Flaws(mask="after")),
     ("softmax-wrong-axis", Flaws(softmax_dim=-2)),
@@ -162,6 +184,10 @@ def attention(
         att = att / math.sqrt(hs)
     elif flaws.scale == "n_embd":
         att = att / math.sqrt(d)
+    elif flaws.scale == "head_size_full":
+        att = att / hs
+    elif flaws.scale == "times":
+        att = att * math.sqrt(hs)
     causal = torch.ones(t, t, dtype=torch.bool).tril()
     if flaws.mask == "before":
         att = att.masked_fill(~causal, float("-inf"))

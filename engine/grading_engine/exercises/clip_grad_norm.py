@@ -152,6 +152,8 @@ def _variant_grads(case: dict, kind: str) -> dict[int, torch.Tensor]:
     if kind == "scaled-up-small-grads":
         total = _total(list(grads.values()))
         return {i: g * (m / (total + EPS)) for i, g in grads.items()}
+    if kind == "not-written-back":
+        return dict(grads)
     if kind == "sum-of-norms":
         total = sum(float(g.norm()) for g in grads.values())
         return {i: g * min(1.0, m / (total + EPS)) for i, g in grads.items()}
@@ -173,6 +175,12 @@ MESSAGES = {
     "scaled-up-small-grads": (
         "you rescaled the gradient to norm max_norm even when it was smaller: "
         "clipping only ever shrinks, factor = min(1, max_norm / (total + 1e-6))"
+    ),
+    "not-written-back": (
+        "your gradients are unchanged: the clipped values never reached "
+        "p.grad. `g = g * factor` makes a new tensor and rebinds a local "
+        "name, and the optimizer reads p.grad; scale in place, "
+        "p.grad.mul_(factor), or assign p.grad = p.grad * factor"
     ),
     "sum-of-norms": (
         "you added the tensors' norms: the global norm is the square root of "
