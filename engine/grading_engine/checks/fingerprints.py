@@ -27,6 +27,17 @@ MISTAKES: dict[str, str] = {
         "the softmax, or the scores grow with the head size and the softmax "
         "saturates"
     ),
+    "scale-by-d-k": (
+        "your output matches attention scaled by 1/head_size: the scale is "
+        "1 / math.sqrt(head_size). A dot product of head_size unit-variance "
+        "terms has variance head_size, so its square root (the standard "
+        "deviation) is what brings the scores back to unit scale"
+    ),
+    "scale-multiplied": (
+        "your output matches scores MULTIPLIED by sqrt(head_size): divide by "
+        "it. The dot product already grows like sqrt(head_size); multiplying "
+        "makes the scores larger still and saturates the softmax"
+    ),
     "scale-by-n-embd": (
         "your output matches attention scaled by 1/sqrt(n_embd): each head "
         "works in head_size = n_embd // n_head dimensions, so scale by "
@@ -59,6 +70,15 @@ MISTAKES: dict[str, str] = {
     "relu-activation": (
         "your output matches the MLP with ReLU: GPT-2's MLP uses GELU with the "
         "tanh approximation, F.gelu(x, approximate='tanh')"
+    ),
+    "silu-activation": (
+        "your output matches the MLP with SiLU (swish, x * sigmoid(x)), the "
+        "activation of LLaMA-style models: GPT-2's MLP uses GELU with the tanh "
+        "approximation, F.gelu(x, approximate='tanh')"
+    ),
+    "gelu-twice": (
+        "your output matches GELU applied twice, gelu(gelu(h)): the hidden "
+        "layer goes through the activation once, between c_fc and c_proj"
     ),
     "layernorm-eps": (
         "your output matches LayerNorm with a different eps: GPT-2 uses "
@@ -99,7 +119,7 @@ MISTAKES: dict[str, str] = {
 class Flaws:
     """Switches for the known mistakes; the defaults are GPT-2 done right."""
 
-    scale: str = "head_size"  # "none", "n_embd"
+    scale: str = "head_size"  # "none", "n_embd", "head_size_full", "times"
     mask: str = "before"  # "none", "after"
     softmax_dim: int = -1
     c_proj_transposed: bool = False  # x @ W for the square (d, d) projection
@@ -119,6 +139,8 @@ RIGHT = Flaws()
 ATTENTION_FLAWS: list[tuple[str, Flaws]] = [
     ("missing-scale", Flaws(scale="none")),
     ("scale-by-n-embd", Flaws(scale="n_embd")),
+    ("scale-by-d-k", Flaws(scale="head_size_full")),
+    ("scale-multiplied", Flaws(scale="times")),
     ("missing-causal-mask", Flaws(mask="none")),
     ("mask-after-softmax", Flaws(mask="after")),
     ("softmax-wrong-axis", Flaws(softmax_dim=-2)),
@@ -162,6 +184,10 @@ def attention(
         att = att / math.sqrt(hs)
     elif flaws.scale == "n_embd":
         att = att / math.sqrt(d)
+    elif flaws.scale == "head_size_full":
+        att = att / hs
+    elif flaws.scale == "times":
+        att = att * math.sqrt(hs)
     causal = torch.ones(t, t, dtype=torch.bool).tril()
     if flaws.mask == "before":
         att = att.masked_fill(~causal, float("-inf"))
@@ -241,6 +267,79 @@ class Variant:
         return self.message or MISTAKES.get(self.diagnosis, self.diagnosis)
 
 
+# A known wrong computation is named only when the learner's output is much
+# closer to it than the true error explains: at most this fraction of the
+# variant's own distance from the reference, and of the learner's distance
+# from the reference. A loose match to a mistake that moves the answer about
+# as much as the learner's real one does names a mistake the learner did
+# not make.
+DISTINCT = 0.1
+# ... and this fraction when the mistake changes one number only (a loss):
+# one number lands near another by chance far more often than a whole
+# tensor does, and a real match is then exact to rounding.
+DISTINCT_ONE_NUMBER = 1e-3
+
+
+def gap(a: torch.Tensor, b: torch.Tensor) -> float:
+    """The max abs difference of two same-shape tensors, in float64.
+
+    NaN (or the same infinity) in the same place on both sides counts as
+    agreement, NaN on one side as an infinite difference.
+    """
+    a, b = a.detach().double(), b.detach().double()
+    both_nan = torch.isnan(a) & torch.isnan(b)
+    diff = (a - b).abs()
+    diff = torch.where(torch.isnan(diff), torch.full_like(diff, math.inf), diff)
+    diff = diff.masked_fill(both_nan | (a == b), 0.0)  # -inf == -inf agrees
+    return float(diff.max()) if diff.numel() else 0.0
+
+
+def distinct_match(
+    to_variant: float, variant_gap: float, to_reference: float, *, numbers: int = 1
+) -> bool:
+    """The one rule for naming a known mistake, for answers of any kind.
+
+    `to_variant` is how far the learner's answer is from the mistake's,
+    `variant_gap` how far the mistake's answer is from the right one and
+    `to_reference` how far the learner's is from the right one (one
+    consistent distance); `numbers` is how many numbers the mistake
+    changes. Named only when the learner's answer is much closer to the
+    mistake than both: otherwise the closeness is a coincidence, and the
+    learner is told what differs instead of a guess.
+    """
+    if not variant_gap > 0:
+        return False  # the mistake changes nothing here: it cannot be told apart
+    fraction = DISTINCT if numbers > 1 else DISTINCT_ONE_NUMBER
+    return (
+        to_variant <= fraction * variant_gap and to_variant <= fraction * to_reference
+    )
+
+
+def tells_apart(
+    got: torch.Tensor,
+    variant: torch.Tensor,
+    reference: torch.Tensor,
+    *,
+    rtol: float,
+    atol: float,
+) -> bool:
+    """Does `got` match the known wrong `variant`: close to it within the
+    tolerance, while the variant is not, and distinctly closer to it than
+    to `reference` (distinct_match)?"""
+    if variant.shape != got.shape or reference.shape != got.shape:
+        return False
+    if _close(variant, reference, rtol, atol) or not _close(got, variant, rtol, atol):
+        return False
+    v, r = variant.detach().double(), reference.detach().double()
+    changed = ~torch.isclose(v, r, rtol=rtol, atol=atol, equal_nan=True)
+    return distinct_match(
+        gap(got, variant),
+        gap(variant, reference),
+        gap(got, reference),
+        numbers=int(changed.sum()),
+    )
+
+
 def find_match(
     got: torch.Tensor,
     reference: torch.Tensor,
@@ -252,7 +351,8 @@ def find_match(
     """The variant `got` matches best, if any, with its max abs error.
 
     A variant that equals the reference on this case cannot tell a mistake
-    apart, so it is skipped.
+    apart, so it is skipped; one `got` is only loosely close to is not
+    named (tells_apart).
     """
     best = None
     for variant in variants:
@@ -263,9 +363,7 @@ def find_match(
         if value.shape != got.shape:
             continue
         value = value.to(reference.dtype) if value.is_floating_point() else value
-        if _close(value, reference, rtol, atol):
-            continue
-        if _close(got, value, rtol, atol):
+        if tells_apart(got, value, reference, rtol=rtol, atol=atol):
             _, max_abs, *_ = error_report(got, value, rtol, atol)
             if best is None or max_abs < best[1]:
                 best = (variant, max_abs)

@@ -2,14 +2,16 @@
 
 A float is right within a relative tolerance, and a wrong one is named
 only when exactly one slip of the exercise's table predicts it (the rule
-exact ints follow too): two slips that give the same number leave the
-learner with "wrong", not with a guess.
+exact ints follow too) and the value is much closer to that slip than to
+the answer (fingerprints.distinct_match): two slips that give the same
+number leave the learner with "wrong", not with a guess.
 """
 
 from __future__ import annotations
 
 import math
 
+from grading_engine.checks.fingerprints import distinct_match
 from grading_engine.checks.result import CheckResult, fail
 from grading_engine.harness.capture import plain_float, safe_repr, type_name
 
@@ -81,6 +83,9 @@ def float_close(
         (slip, hint)
         for wrong, slip, hint in slips
         if math.isclose(value, wrong, rel_tol=rel_tol)
+        and distinct_match(
+            abs(value - wrong), abs(wrong - expected), abs(value - expected)
+        )
     ]
     diagnosis = None
     if len(matches) == 1:

@@ -24,9 +24,11 @@ def attend(
 ) -> torch.Tensor:
     """Attention in float64.
 
-    scale: "d_k" (right), "d_v" or "none". mask: None, "causal" (the
-    queries are the LAST t_q of t_k positions, as over a KV cache) or
-    "square" (query i treated as position i, the offset forgotten).
+    scale: "d_k" (right), "d_v", "d_k_full" (divided by d_k, not its
+    root), "times_sqrt_d_k" (multiplied by the root) or "none". mask:
+    None, "causal" (the queries are the LAST t_q of t_k positions, as over
+    a KV cache) or "square" (query i treated as position i, the offset
+    forgotten).
     """
     q, k, v = q.double(), k.double(), v.double()
     scores = q @ k.transpose(-2, -1)
@@ -34,6 +36,10 @@ def attend(
         scores = scores / math.sqrt(q.shape[-1])
     elif scale == "d_v":
         scores = scores / math.sqrt(v.shape[-1])
+    elif scale == "d_k_full":
+        scores = scores / q.shape[-1]
+    elif scale == "times_sqrt_d_k":
+        scores = scores * math.sqrt(q.shape[-1])
     if mask is not None:
         t_q, t_k = scores.shape[-2:]
         offset = t_k - t_q if mask == "causal" else 0

@@ -11,12 +11,14 @@ Two halves, one per side of the process boundary:
 
 from __future__ import annotations
 
+import itertools
 import traceback
 
 import torch
 
 from grading_engine.checks.result import CheckResult, fail
-from grading_engine.checks.shapes import check_shape
+from grading_engine.checks.shapes import check_shape, fmt_shape
+from grading_engine.checks.shapes import label as axis_label
 from grading_engine.harness.inputs import CHANGED_INPUTS
 
 SUBMISSION = "<submission>"  # the filename the harness compiles learner code as
@@ -459,7 +461,7 @@ def compare_tensor(
     )
     results = [shape]
     if not shape.passed:
-        return results
+        return [_shape_from_values(shape, got, expected, axes, rtol, atol)]
     results.append(
         check_dtype(
             f"{name}: dtype", got, expected.dtype, hint=dtype_hint, hidden=hidden
@@ -485,6 +487,82 @@ def compare_tensor(
         )
     )
     return results
+
+
+def _reorders_to(got: torch.Tensor, expected: torch.Tensor, rtol, atol) -> bool:
+    """Does some permute of got's axes give the expected values?"""
+    for order in itertools.permutations(range(got.dim())):
+        moved = got.permute(order)
+        if moved.shape == expected.shape and torch.allclose(
+            moved.double(), expected.double(), rtol=rtol, atol=atol, equal_nan=True
+        ):
+            return True
+    return False
+
+
+def _part_of(got: torch.Tensor, expected: torch.Tensor, axis: int, rtol, atol):
+    """The first index of `expected` along `axis` from which `got` is a
+    slice of it (the start or the end), else None."""
+    n, m = got.shape[axis], expected.shape[axis]
+    if n >= m:
+        return None
+    for start in dict.fromkeys((0, m - n)):
+        part = expected.narrow(axis, start, n)
+        if torch.allclose(
+            got.double(), part.double(), rtol=rtol, atol=atol, equal_nan=True
+        ):
+            return start
+    return None
+
+
+def _shape_from_values(
+    shape: CheckResult, got: torch.Tensor, expected: torch.Tensor, axes, rtol, atol
+) -> CheckResult:
+    """A wrong shape explained by sizes alone guesses; the values can say
+    that the guess is wrong (the rule of fingerprints.distinct_match for
+    shapes: a mistake is named only when the values fit it). Two cases:
+    sizes in another order that no permute turns into the answer are not
+    "swapped axes", and an axis that holds a slice of the expected one is
+    short, not "missing"."""
+    g, e = tuple(got.shape), tuple(expected.shape)
+    if len(g) != len(e) or len(g) > 6 or not got.is_floating_point():
+        return shape
+    wrong = [i for i in range(len(g)) if g[i] != e[i]]
+    text = None
+    if sorted(g) == sorted(e) and not _reorders_to(got, expected, rtol, atol):
+        sizes = "; ".join(
+            f"the {axis_label(axes[i])} axis has {g[i]} entries where {e[i]} "
+            "are expected"
+            for i in wrong
+        )
+        text = (
+            f"{sizes}. These are the expected sizes in another order, but no "
+            "transpose or permute of your tensor gives the expected values: "
+            "the entries are grouped differently, not only ordered differently"
+        )
+    elif (
+        len(wrong) == 1
+        and (start := _part_of(got, expected, wrong[0], rtol, atol)) is not None
+    ):
+        i = wrong[0]
+        n, m = g[i], e[i]
+        text = f"the {axis_label(axes[i])} axis has {n} entries, expected {m}"
+        if n:
+            where = "last" if start == 0 else "first"
+            text += (
+                f": yours equal the expected entries {start}..{start + n - 1}, "
+                f"and the {where} {m - n} are missing"
+            )
+    if text is None:
+        return shape
+    return CheckResult(
+        name=shape.name,
+        passed=False,
+        message=f"got {fmt_shape(g)}, expected {fmt_shape(e)}: {text}",
+        expected=shape.expected,
+        got=shape.got,
+        hidden=shape.hidden,
+    )
 
 
 def failed(results: list[CheckResult]) -> bool:

@@ -17,6 +17,7 @@ import random
 
 import torch
 
+from grading_engine.checks.fingerprints import tells_apart
 from grading_engine.checks.result import CheckResult, fail, likely_mistake
 from grading_engine.checks.tensors import (
     call_learner,
@@ -151,6 +152,8 @@ def _variant_grads(case: dict, kind: str) -> dict[int, torch.Tensor]:
     if kind == "scaled-up-small-grads":
         total = _total(list(grads.values()))
         return {i: g * (m / (total + EPS)) for i, g in grads.items()}
+    if kind == "not-written-back":
+        return dict(grads)
     if kind == "sum-of-norms":
         total = sum(float(g.norm()) for g in grads.values())
         return {i: g * min(1.0, m / (total + EPS)) for i, g in grads.items()}
@@ -172,6 +175,12 @@ MESSAGES = {
     "scaled-up-small-grads": (
         "you rescaled the gradient to norm max_norm even when it was smaller: "
         "clipping only ever shrinks, factor = min(1, max_norm / (total + 1e-6))"
+    ),
+    "not-written-back": (
+        "your gradients are unchanged: the clipped values never reached "
+        "p.grad. `g = g * factor` makes a new tensor and rebinds a local "
+        "name, and the optimizer reads p.grad; scale in place, "
+        "p.grad.mul_(factor), or assign p.grad = p.grad * factor"
     ),
     "sum-of-norms": (
         "you added the tensors' norms: the global norm is the square root of "
@@ -210,23 +219,30 @@ def _grad_checks(name, expected, tensors, hidden) -> list[CheckResult]:
     return results
 
 
-def _matches(tensors, grads: dict) -> bool:
-    return all(
-        isinstance(tensors.get(f"grad{i}"), torch.Tensor)
-        and tensors[f"grad{i}"].shape == v.shape
-        and torch.allclose(
-            tensors[f"grad{i}"].double(), v.double(), rtol=RTOL, atol=ATOL
-        )
-        for i, v in grads.items()
-    )
+def _flat(grads: dict, keys) -> torch.Tensor | None:
+    """The gradients at `keys` as one flat float64 vector, or None when one
+    is missing or of another shape than the reference's."""
+    parts = []
+    for i, want in keys:
+        got = grads.get(i)
+        if not isinstance(got, torch.Tensor) or got.shape != want.shape:
+            return None
+        parts.append(got.detach().double().flatten())
+    return torch.cat(parts) if parts else None
 
 
 def _grad_mistake(name, case, expected, tensors, hidden) -> list[CheckResult]:
-    """The first known clipping slip the returned gradients match."""
+    """The first known clipping slip the returned gradients match
+    (fingerprints.tells_apart, over all gradients taken together)."""
+    keys = list(expected.items())
+    got = _flat({i: tensors.get(f"grad{i}") for i in expected}, keys)
+    if got is None:
+        return []
+    reference = _flat(expected, keys)
     for kind, message in MESSAGES.items():
-        variant = _variant_grads(case, kind)
-        if _matches(tensors, variant) and not all(
-            torch.allclose(variant[i], expected[i]) for i in expected
+        variant = _flat(_variant_grads(case, kind), keys)
+        if variant is not None and tells_apart(
+            got, variant, reference, rtol=RTOL, atol=ATOL
         ):
             return [likely_mistake(name, message, diagnosis=kind, hidden=hidden)]
     return []

@@ -111,6 +111,13 @@ def _slips(args: dict) -> list[tuple[int, str, str]]:
                 "weight gradients), 3x in total",
             ),
             (
+                4 * (weights + attention),
+                "counted-recompute",
+                "4x the forward (8N) adds a second forward pass, as activation "
+                "recomputation runs: those are hardware FLOPs, not the model's. "
+                "Training is forward + backward, 3x the forward (6N)",
+            ),
+            (
                 2 * (weights + attention),
                 "backward-same-as-forward",
                 "backward does two matmuls per forward matmul (dL/dx and dL/dW), "

@@ -90,6 +90,10 @@ def gelu_variant(x: torch.Tensor, kind: str) -> torch.Tensor:
         return F.relu(x)
     if kind == "sigmoid":
         return x * torch.sigmoid(1.702 * x)
+    if kind == "silu":
+        return F.silu(x)
+    if kind == "twice":
+        return F.gelu(F.gelu(x, approximate="tanh"), approximate="tanh")
     c, k, half = _C, 0.044715, 0.5
     if kind == "no-cube":
         k = 0.0
@@ -119,6 +123,20 @@ def _variants(x: torch.Tensor) -> list[Variant]:
             "your output matches x * sigmoid(1.702 x), the other "
             "approximation in Hendrycks and Gimpel (2016); GPT-2 used "
             "the tanh one, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))",
+        ),
+        Variant(
+            "silu-activation",
+            variant("silu"),
+            "your output matches SiLU (swish), x * sigmoid(x), the activation "
+            "of LLaMA-style models: GPT-2's MLP uses GELU, here its tanh "
+            "approximation 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))",
+        ),
+        Variant(
+            "gelu-twice",
+            variant("twice"),
+            "your output matches GELU applied twice, gelu(gelu(x)): apply the "
+            "formula once (a helper that already calls F.gelu or torch's GELU, "
+            "fed its own output)",
         ),
         Variant(
             "missing-cubic-term",

@@ -18,6 +18,7 @@ import random
 
 import torch
 
+from grading_engine.checks.fingerprints import distinct_match
 from grading_engine.checks.result import CheckResult, fail, likely_mistake
 from grading_engine.checks.tensors import call_learner, case_error, input_changes
 from grading_engine.harness.capture import as_items, plain_float, plain_int, type_name
@@ -212,14 +213,19 @@ def _is_a_worst(index: list, ours, theirs, max_abs: float) -> bool:
     return d >= max_abs * (1 - 1e-5) - 1e-12
 
 
+def _matches(got: float, wrong: float, right: float) -> bool:
+    """`got` is the known wrong number (to 1e-6, and distinctly: see
+    fingerprints.distinct_match), not the right one."""
+    return abs(got - wrong) <= 1e-6 * max(1.0, abs(wrong)) and distinct_match(
+        abs(got - wrong), abs(wrong - right), abs(got - right)
+    )
+
+
 def _diagnose(ours, theirs, data, want):
     got_max = data.get("max_abs")
     if isinstance(got_max, float):
         p = torch.softmax(ours.double(), -1) - torch.softmax(theirs.double(), -1)
-        if (
-            abs(got_max - p.abs().max().item()) <= 1e-6
-            and abs(got_max - want["max_abs"]) > 1e-6
-        ):
+        if _matches(got_max, p.abs().max().item(), want["max_abs"]):
             return (
                 "compared-probabilities",
                 "your max_abs is measured on probabilities: softmax hides a "
@@ -228,7 +234,7 @@ def _diagnose(ours, theirs, data, want):
                 "the LOGITS, so compare them directly",
             )
         mean = (ours.double() - theirs.double()).abs().mean().item()
-        if abs(got_max - mean) <= 1e-6 * max(1.0, mean):
+        if _matches(got_max, mean, want["max_abs"]):
             return (
                 "mean-not-max",
                 "your max_abs is the MEAN absolute difference: one wrong "
@@ -238,7 +244,7 @@ def _diagnose(ours, theirs, data, want):
     agree = data.get("top1_agree")
     if isinstance(agree, float):
         wrong_axis = (ours.argmax(1) == theirs.argmax(1)).double().mean().item()
-        if abs(agree - wrong_axis) <= 1e-6 and abs(agree - want["top1_agree"]) > 1e-6:
+        if _matches(agree, wrong_axis, want["top1_agree"]):
             return (
                 "argmax-wrong-axis",
                 "your top-1 agreement takes the argmax over the time axis: "

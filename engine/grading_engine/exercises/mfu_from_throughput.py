@@ -75,6 +75,13 @@ def _slips(args: dict) -> list[tuple[float, str, str]]:
             "a training token costs 6·N FLOPs (forward 2N, backward 4N), not 2N",
         ),
         (
+            right * 4 / 3,
+            "counted-recompute",
+            "8·N FLOPs per token adds a second forward pass (2N), as "
+            "activation recomputation runs: that is hardware FLOPs "
+            "utilisation (HFU). MFU counts the model's 6·N per token",
+        ),
+        (
             right * 100,
             "percent-not-fraction",
             "that is a percentage; return the fraction (0.4 for 40%)",

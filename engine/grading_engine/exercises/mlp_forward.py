@@ -104,6 +104,10 @@ def mlp(x, w_fc, b_fc, w_proj, b_proj, act="tanh", biases=("fc", "proj")):
         h = F.gelu(h)
     elif act == "relu":
         h = F.relu(h)
+    elif act == "silu":
+        h = F.silu(h)
+    elif act == "twice":
+        h = F.gelu(F.gelu(h, approximate="tanh"), approximate="tanh")
     return F.linear(h, w_proj, b_proj if "proj" in biases else None)
 
 
@@ -115,6 +119,8 @@ def _variants(args: list[torch.Tensor]) -> list[Variant]:
     variants = [
         Variant("exact-gelu", lambda: mlp(*args, act="exact")),
         Variant("relu-activation", lambda: mlp(*args, act="relu")),
+        Variant("silu-activation", lambda: mlp(*args, act="silu")),
+        Variant("gelu-twice", lambda: mlp(*args, act="twice")),
         Variant(
             "missing-activation",
             lambda: mlp(*args, act="none"),

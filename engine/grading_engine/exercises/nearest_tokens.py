@@ -91,6 +91,8 @@ def _scores(W: torch.Tensor, token: int, how: str) -> torch.Tensor:
         return unit @ unit[token]
     if how == "dot":
         return W @ W[token]
+    if how == "euclidean":  # nearer is higher
+        return -(W - W[token]).norm(dim=1)
     if how == "columns":  # F.normalize(W, dim=0): each column to unit length
         unit = W / W.norm(dim=0, keepdim=True)
         return unit @ unit[token]
@@ -124,6 +126,21 @@ def _diagnose(W, token, k, got):
             "normalised-wrong-axis",
             "that ranking comes from normalising the columns (dim=0); each ROW is "
             "a token's vector, so normalise along dim=1",
+        ),
+        (
+            _top(-_scores(W, token, "cosine"), k, token),
+            "sorted-ascending",
+            "those are the k LEAST similar rows, least similar first: "
+            "argsort and sort are ascending by default; take the highest "
+            "cosines first (topk, or argsort(descending=True))",
+        ),
+        (
+            _top(_scores(W, token, "euclidean"), k, token),
+            "euclidean-distance",
+            "that is the ranking by Euclidean distance, which mixes length "
+            "with direction: rows of different lengths are far apart even "
+            "when they point the same way. Rank by cosine similarity, the "
+            "dot product of the normalised rows",
         ),
     ]
     expected = _top(_scores(W, token, "cosine"), k, token)

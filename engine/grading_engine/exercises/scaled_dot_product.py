@@ -121,6 +121,22 @@ def _variants(q, k, v) -> list[Variant]:
             "terms, not from the width of v",
         ),
         Variant(
+            "scale-by-d-k",
+            lambda: attend(q, k, v, scale="d_k_full"),
+            "your output matches scores divided by d_k itself: the scale is "
+            "1 / sqrt(d_k). A dot product of d_k unit-variance terms has "
+            "variance d_k, so dividing by its square root (the standard "
+            "deviation) brings it back to 1; dividing by d_k shrinks the "
+            "scores and flattens the softmax",
+        ),
+        Variant(
+            "scale-multiplied",
+            lambda: attend(q, k, v, scale="times_sqrt_d_k"),
+            "your output matches scores MULTIPLIED by sqrt(d_k): divide by it. "
+            "The dot product already grows like sqrt(d_k); multiplying makes "
+            "the scores larger still and saturates the softmax",
+        ),
+        Variant(
             "softmax-wrong-axis",
             lambda: attend(q, k, v, softmax_dim=-2),
             "your output matches a softmax over the query axis (dim=-2): "

@@ -14,6 +14,7 @@ import random
 
 import torch
 
+from grading_engine.checks.fingerprints import tells_apart
 from grading_engine.checks.result import CheckResult, fail, likely_mistake
 from grading_engine.checks.shapes import check_shape
 from grading_engine.checks.tensors import (
@@ -132,14 +133,19 @@ def _wrong_values(got, logits, probs, expected_keep) -> tuple[str, str] | None:
     """Probabilities, or zeros where -inf belongs, returned for the logits."""
     nucleus = probs.masked_fill(~expected_keep, 0.0)
     nucleus = nucleus / nucleus.sum(-1, keepdim=True)
-    if torch.allclose(got.double(), nucleus, atol=1e-5):
+    right = logits.double().masked_fill(~expected_keep, float("-inf"))
+
+    def matches(variant):
+        return tells_apart(got.double(), variant, right, rtol=0.0, atol=1e-5)
+
+    if matches(nucleus):
         return (
             "returned-probabilities",
             "you returned the renormalised probabilities of the nucleus: return "
             "LOGITS, the kept ones unchanged and the rest -inf, so the caller "
             "can still apply a temperature and its own softmax",
         )
-    if torch.allclose(got.double(), logits.double().masked_fill(~expected_keep, 0.0)):
+    if matches(logits.double().masked_fill(~expected_keep, 0.0)):
         return (
             "zeroed-not-masked",
             "you set the filtered logits to 0, not -inf: a logit of 0 still gets "

@@ -76,6 +76,13 @@ def _slips(args: dict) -> list[tuple[float, str, str]]:
             "the backward pass, twice the forward, so use 6·N per token",
         ),
         (
+            right * 4 / 3,
+            "counted-recompute",
+            "8·N FLOPs per token adds a second forward pass (2N), as "
+            "activation recomputation runs: those are hardware FLOPs, not the "
+            "model's. Count 6·N per token (forward 2N, backward 4N)",
+        ),
+        (
             right * 100,
             "mfu-as-percent",
             "mfu is already a fraction (0.4 means 40%); dividing it by 100 "

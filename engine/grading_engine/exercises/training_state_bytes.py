@@ -81,6 +81,16 @@ def _slips(n: int, optimizer: str, mixed: bool) -> list[tuple[int, str, str]]:
             "backward() stores a gradient for every weight until the step reads it",
         )
     )
+    if optimizer == "adam":
+        slips.append(
+            (
+                reference(n, optimizer, mixed) + 4 * n,
+                "adam-three-buffers",
+                "Adam keeps two fp32 buffers per parameter, exp_avg (the first "
+                "moment) and exp_avg_sq (the second); the learning rate and "
+                "the step count are single numbers, not a third buffer",
+            )
+        )
     if optimizer != "sgd":
         slips.append(
             (
