@@ -44,7 +44,7 @@ def _text(lesson) -> str:
 def _numbers(text: str) -> set[int]:
     """Every integer in the text, with 124,439,808 / 124_439_808 read as one."""
     joined = re.sub(r"(?<=\d)[,_](?=\d{3}(?!\d))", "", text)
-    return {int(n) for n in re.findall(r"(?<![\d.])\d+(?![\d.]\d)", joined)}
+    return {int(n) for n in re.findall(r"\d+(?:\.\d+)?", joined) if "." not in n}
 
 
 def derives_total(text: str) -> bool:
@@ -61,6 +61,7 @@ def test_the_detector_sees_a_breakdown_and_a_formula_but_not_a_quote():
     assert not derives_total("6N FLOPs with N = 124,439,808, 38,597,376 in wte")
     assert not derives_total("one block is 12d^2 + 13d = 7,087,872")
     assert not derives_total("blocks = L * (12 * d * d + 13 * d)")
+    assert _numbers("124.4M, 124_439_808 and 38,597,376") == {124439808, 38597376}
 
 
 def test_the_owner_derives_the_count_in_full():
