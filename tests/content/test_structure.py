@@ -13,6 +13,7 @@ import yaml
 
 from quiz.content.tree import read_content_tree
 from tests.conftest import PROJECT_ROOT
+from tests.content.test_doctests import doctest_blocks
 
 CONTENT = PROJECT_ROOT / "content"
 TREE = read_content_tree(CONTENT)
@@ -112,3 +113,56 @@ def test_the_course_is_complete():
     assert orders == list(range(1, 61)), f"missing: {set(range(1, 61)) - set(orders)}"
     assert len(TREE.exercises) >= 45
     assert sum(1 for lesson in TREE.lessons if lesson.figures) >= 20
+
+
+# Lessons without an exercise that carry a "Predict, then run" block instead
+# (issue 20); the block's format is in docs/content-format.md.
+PREDICT_LESSONS = {
+    "byte-level-bpe",
+    "sinusoidal-learned-rope",
+    "endoftext-special-tokens",
+    "token-counts-across-tokenizers",
+    "attention-quadratic-flashattention",
+}
+PREDICT_HEADING = "## Predict, then run"
+
+
+def predict_block(body: str) -> str | None:
+    """The text of the Predict, then run section, up to the next ## heading."""
+    start = body.find(PREDICT_HEADING)
+    if start < 0:
+        return None
+    end = body.find("\n## ", start + len(PREDICT_HEADING))
+    return body[start : end if end >= 0 else len(body)]
+
+
+def test_predict_lessons_exist_and_have_no_exercise():
+    slugs = {lesson.slug for lesson in TREE.lessons}
+    assert PREDICT_LESSONS <= slugs
+    owned = {e.lesson for e in TREE.exercises}
+    assert not PREDICT_LESSONS & owned, "give a lesson an exercise or a block, not both"
+
+
+@pytest.mark.parametrize(
+    "lesson",
+    [pytest.param(lesson, id=lesson.slug) for lesson in TREE.lessons],
+)
+def test_predict_then_run_block_asks_runs_and_answers(lesson):
+    block = predict_block(lesson.body)
+    if lesson.slug not in PREDICT_LESSONS:
+        pytest.skip("no Predict, then run block required")
+    assert block is not None, f"{lesson.path.name} has no '{PREDICT_HEADING}'"
+    assert lesson.body.find(PREDICT_HEADING) > lesson.body.find(BODY_SECTIONS[-1])
+    predict, answer = block.find("**Predict:**"), block.find("**Answer:**")
+    code = doctest_blocks(block)
+    assert predict >= 0 and answer >= 0, f"{lesson.path.name}: Predict/Answer missing"
+    assert code, f"{lesson.path.name}: the block has no doctested ```python code"
+    assert not any(needs_real for _, _, needs_real in code), (
+        f"{lesson.path.name}: the block must run in CI, without the real weights"
+    )
+    first_code = block.find("```python")
+    assert predict < first_code < answer, (
+        f"{lesson.path.name}: ask first, then the code, then the answer"
+    )
+    assert "?" in block[predict:first_code], f"{lesson.path.name}: no question asked"
+    assert len(block[answer:].split()) >= 30, f"{lesson.path.name}: explain the answer"
