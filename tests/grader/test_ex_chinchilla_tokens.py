@@ -1,4 +1,4 @@
-"""chinchilla-tokens: the lesson's numbers, every slip named, every draw exposing them."""
+"""chinchilla-tokens: the lesson's numbers, and every slip named in every draw."""
 
 from __future__ import annotations
 
