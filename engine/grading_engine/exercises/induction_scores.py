@@ -1,0 +1,156 @@
+"""induction-scores: score every head's attention map for the induction pattern.
+
+The test input is a block of `period` random tokens repeated: at query i of
+the repeat (i >= period) an induction head attends to the token AFTER the
+current token's earlier occurrence, key i - period + 1. The score is the
+mean weight on that key over the repeat's queries, one number per head,
+compared with the causal-uniform baseline (lesson attention-patterns).
+Random causal maps make every slip (the duplicate token at i - period, the
+previous token, a sum instead of a mean, rows read as keys, the repeat
+assumed to be half the sequence) give a different number; every draw has a
+sequence of three repeats, where T // 2 is not the period.
+"""
+
+from __future__ import annotations
+
+import random
+
+import torch
+
+from grading_engine.checks.answers import tensor_answer
+from grading_engine.checks.fingerprints import Variant
+from grading_engine.checks.tensors import case_error, run_and_capture
+from grading_engine.exercises.kit.cases import new_case, seed_cases
+
+SLUG = "induction-scores"
+ENTRY_POINT = "induction_scores"
+SIGNATURE = "induction_scores(maps, period) -> Tensor"
+
+RTOL, ATOL = 1e-4, 1e-6
+
+MESSAGES = {
+    "duplicate-token-not-induction": (
+        "your scores match the weight on key i - period: that is the earlier "
+        "copy of the current token itself, the duplicate-token pattern. An "
+        "induction head looks one further, at the token that FOLLOWED the "
+        "earlier copy, key i - period + 1 ([A][B] ... [A] -> [B])"
+    ),
+    "previous-token-not-induction": (
+        "your scores match the weight on key i - 1, the previous-token "
+        "pattern: an induction head reads the token after the current "
+        "token's earlier occurrence, key i - period + 1"
+    ),
+    "rows-are-queries": (
+        "your scores match maps[..., i - period + 1, i]: row and column "
+        "swapped. Row i of an attention map is query i and its columns are "
+        "the keys it reads, so the weight query i puts on key j is "
+        "maps[..., i, j]; a causal map is 0 above the diagonal, which is "
+        "where the swapped index reads"
+    ),
+    "summed-not-averaged": (
+        "your scores match the SUM of the induction weights over the "
+        "repeat's queries: a score is their mean, so it stays between 0 "
+        "and 1 and can be compared with the causal-uniform baseline, "
+        "whatever the sequence length"
+    ),
+    "period-from-length": (
+        "your scores match a period of T // 2: the repeated block is "
+        "`period` tokens long, and a sequence may hold more than two "
+        "copies of it; use the period you are given"
+    ),
+}
+
+
+def make_cases(seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    cases = [
+        new_case(
+            "causal-uniform baseline, 50 tokens, period 25",
+            False,
+            lead=[1, 1],
+            period=25,
+            repeats=2,
+            uniform=True,
+        ),
+        new_case("2 layers x 3 heads, period 6", False, lead=[2, 3], period=6,
+                 repeats=2, scale=2.0),
+        new_case(
+            "hidden: three copies of the block",
+            True,
+            lead=[rng.randint(1, 3), rng.randint(2, 4)],
+            period=rng.randint(3, 7),
+            repeats=3,
+            scale=rng.choice([1.0, 3.0]),
+        ),
+    ]  # fmt: skip
+    for i in range(2):
+        cases.append(
+            new_case(
+                f"hidden {i + 1}",
+                True,
+                lead=[rng.randint(1, 4), rng.randint(1, 4)],
+                period=rng.randint(4, 12),
+                repeats=2,
+                scale=rng.choice([1.0, 2.0, 5.0]),
+            )
+        )
+    return seed_cases(cases, rng)
+
+
+def inputs(case: dict) -> tuple[torch.Tensor, int]:
+    """(maps, period): causal attention maps over `repeats` copies of a block."""
+    period = case["period"]
+    t = period * case["repeats"]
+    future = torch.ones(t, t, dtype=torch.bool).triu(1)
+    if case.get("uniform"):
+        scores = torch.zeros(*case["lead"], t, t)
+    else:
+        g = torch.Generator().manual_seed(case["seed"])
+        scores = torch.randn(*case["lead"], t, t, generator=g) * case["scale"]
+    return scores.masked_fill(future, float("-inf")).softmax(-1), period
+
+
+def scores_at(maps: torch.Tensor, period: int, offset: int) -> torch.Tensor:
+    """Mean weight query i (period <= i < T) puts on key i - period + offset."""
+    i = torch.arange(period, maps.shape[-1])
+    return maps[..., i, i - period + offset].mean(-1)
+
+
+def reference(maps: torch.Tensor, period: int) -> torch.Tensor:
+    return scores_at(maps.double(), period, 1).float()
+
+
+def _variants(maps: torch.Tensor, period: int) -> list[Variant]:
+    t = maps.shape[-1]
+    i = torch.arange(period, t)
+    compute = {
+        "duplicate-token-not-induction": lambda: scores_at(maps, period, 0),
+        "previous-token-not-induction": lambda: scores_at(maps, period, period - 1),
+        "rows-are-queries": lambda: maps[..., i - period + 1, i].mean(-1),
+        "summed-not-averaged": lambda: maps[..., i, i - period + 1].sum(-1),
+        "period-from-length": lambda: scores_at(maps, t // 2, 1),
+    }
+    return [Variant(d, fn, MESSAGES[d]) for d, fn in compute.items()]
+
+
+def run_case(fn, case: dict):
+    return run_and_capture(fn, *inputs(case))
+
+
+def check_case(case: dict, data: dict, tensors: dict):
+    if raised := case_error(case, data):
+        return raised
+    maps, period = inputs(case)
+    return tensor_answer(
+        case["name"],
+        data,
+        tensors,
+        reference(maps, period),
+        variants=_variants(maps, period),
+        axes=("n_layer", "n_head"),
+        sizes={},
+        rtol=RTOL,
+        atol=ATOL,
+        what="the induction scores",
+        hidden=bool(case["hidden"]),
+    )

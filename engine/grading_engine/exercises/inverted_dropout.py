@@ -1,0 +1,124 @@
+"""inverted-dropout: dropout as GPT-2 trains with it, given the random draws.
+
+In training each element is zeroed with probability p and the survivors
+are scaled by 1 / (1 - p), so the expected value is unchanged; in eval mode
+dropout is the identity (lesson dropout-in-gpt2). The learner is handed the
+uniform draws `u` (an element is dropped where u < p), so a grade is
+deterministic. Every draw has training and eval cases; a visible case has
+p = 0, where dropout must change nothing even in training.
+"""
+
+from __future__ import annotations
+
+import random
+
+import torch
+
+from grading_engine.checks.answers import tensor_answer
+from grading_engine.checks.fingerprints import Variant
+from grading_engine.checks.tensors import case_error, run_and_capture
+from grading_engine.exercises.kit.cases import new_case, size_cases
+
+SLUG = "inverted-dropout"
+ENTRY_POINT = "dropout"
+SIGNATURE = "dropout(x, p, training, u) -> Tensor"
+
+RTOL, ATOL = 1e-5, 1e-6
+
+MESSAGES = {
+    "dropout-no-rescale": (
+        "your output matches the survivors left unscaled: zeroing a fraction "
+        "p of the elements shrinks the expected value to (1 - p)·x, so "
+        "inverted dropout divides the survivors by (1 - p) during training "
+        "and leaves eval mode alone"
+    ),
+    "dropout-p-is-keep": (
+        "your output keeps the elements with u < p and drops the rest: p is "
+        "the probability of DROPPING an element (GPT-2's 0.1 drops 10%), so "
+        "an element survives where u >= p"
+    ),
+    "dropout-in-eval": (
+        "your output drops elements in eval mode: dropout is training-only "
+        "noise, the identity when training is False, so the model's "
+        "predictions do not change from call to call"
+    ),
+    "eval-scaled": (
+        "your output scales x by (1 - p) in eval mode: that is the original, "
+        "non-inverted dropout. With inverted dropout the training step "
+        "already divided by (1 - p), so eval returns x unchanged"
+    ),
+}
+
+
+def make_cases(seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    cases = [
+        new_case("training, p = 0.1, (2, 5, 16)", False,
+                 shape=[2, 5, 16], p=0.1, training=True),
+        new_case("eval, p = 0.1", False, shape=[2, 5, 16], p=0.1, training=False),
+        new_case("training, p = 0: nothing dropped", False,
+                 shape=[1, 4, 8], p=0.0, training=True),
+        new_case("hidden training 1", True, training=True),
+        new_case("hidden eval", True, training=False),
+        new_case("hidden training 2", True, training=True),
+    ]  # fmt: skip
+
+    def draw() -> dict:
+        return {
+            "shape": [rng.randint(1, 3), rng.randint(2, 9), rng.choice([8, 12, 32])],
+            "p": rng.choice([0.05, 0.1, 0.2, 0.3, 0.5]),
+        }
+
+    return size_cases(cases, rng, {}, draw)
+
+
+def inputs(case: dict):
+    """(x, p, training, u): values, and the uniform draws dropout decides by."""
+    g = torch.Generator().manual_seed(case["seed"])
+    x = torch.randn(*case["shape"], generator=g) + 0.5
+    u = torch.rand(*case["shape"], generator=g)
+    return x, case["p"], case["training"], u
+
+
+def dropout_variant(x, p, training, u, kind: str = "right") -> torch.Tensor:
+    keep = (u < p) if kind == "p-is-keep" else (u >= p)
+    if not training and kind != "in-eval":
+        return x * (1 - p) if kind == "eval-scaled" else x.clone()
+    scale = 1.0 if kind == "no-rescale" else 1.0 / (1.0 - p)
+    return x * keep * scale
+
+
+def _variants(x, p, training, u) -> list[Variant]:
+    kinds = {
+        "dropout-no-rescale": "no-rescale",
+        "dropout-p-is-keep": "p-is-keep",
+        "dropout-in-eval": "in-eval",
+        "eval-scaled": "eval-scaled",
+    }
+    return [
+        Variant(d, lambda k=k: dropout_variant(x, p, training, u, k), MESSAGES[d])
+        for d, k in kinds.items()
+    ]
+
+
+def run_case(fn, case: dict):
+    return run_and_capture(fn, *inputs(case))
+
+
+def check_case(case: dict, data: dict, tensors: dict):
+    if raised := case_error(case, data):
+        return raised
+    x, p, training, u = inputs(case)
+    return tensor_answer(
+        case["name"],
+        data,
+        tensors,
+        dropout_variant(x, p, training, u),
+        variants=lambda: _variants(x, p, training, u),
+        axes=("batch", "time", "n_embd"),
+        sizes={},
+        rtol=RTOL,
+        atol=ATOL,
+        what="the dropout output",
+        hidden=bool(case["hidden"]),
+    )

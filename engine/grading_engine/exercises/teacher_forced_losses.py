@@ -1,0 +1,152 @@
+"""teacher-forced-losses: every position's next-token loss from one forward pass.
+
+With teacher forcing every position reads the TRUE tokens before it, so one
+pass over seq[:, :-1] gives the logits of all t - 1 prefix problems at once
+(the causal mask keeps them independent) and each is scored against the
+next true token (lesson teacher-forcing). The slips: feeding the model its
+own argmax guesses (free-running generation: only position 0 agrees),
+scoring each position against its own input token, and averaging the
+losses into one number, which is recognised from its value.
+"""
+
+from __future__ import annotations
+
+import random
+
+import torch
+import torch.nn.functional as F
+
+from grading_engine.checks.answers import tensor_answer
+from grading_engine.checks.fingerprints import Variant
+from grading_engine.checks.result import likely_mistake
+from grading_engine.checks.tensors import case_error, run_and_capture
+from grading_engine.exercises.kit.cases import new_case, size_cases
+from grading_engine.reference import build_model, get_config
+
+SLUG = "teacher-forced-losses"
+ENTRY_POINT = "teacher_forced_losses"
+SIGNATURE = "teacher_forced_losses(model, seq) -> Tensor"
+
+RTOL, ATOL = 1e-4, 1e-5
+
+MESSAGES = {
+    "fed-own-predictions": (
+        "your losses match free-running generation: the model was fed its "
+        "own argmax guesses after the first token. Teacher forcing feeds "
+        "the TRUE tokens 0..i at every position, so all positions come "
+        "from one forward pass over seq[:, :-1]"
+    ),
+    "no-shift": (
+        "your losses match scoring the logits at position i against token "
+        "i, the token the position just read: the logits at i predict the "
+        "NEXT token, so the targets are seq[:, 1:]"
+    ),
+    "mean-not-per-position": (
+        "you returned the mean of the per-position losses: this exercise "
+        "asks for all of them, shape (b, t - 1), one next-token loss per "
+        "position, which is what one teacher-forced pass gives"
+    ),
+}
+
+
+def make_cases(seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    cases = [
+        new_case("tiny, one row of 13 tokens", False, b=1, t=13, vocab=97),
+        new_case("tiny, 3 rows of 8 tokens", False, b=3, t=8, vocab=97),
+        *(new_case(f"hidden {i + 1}", True) for i in range(2)),
+    ]
+
+    def draw() -> dict:
+        return {
+            "b": rng.randint(1, 4),
+            "t": rng.randint(4, 17),
+            "vocab": rng.choice([61, 97, 131]),
+        }
+
+    return size_cases(cases, rng, {}, draw)
+
+
+def inputs(case: dict):
+    """(model, seq): a seeded tiny reference model and random token rows."""
+    model = build_model(get_config("tiny", vocab_size=case["vocab"]), seed=case["seed"])
+    g = torch.Generator().manual_seed(case["seed"])
+    seq = torch.randint(0, case["vocab"], (case["b"], case["t"]), generator=g)
+    return model.requires_grad_(False), seq
+
+
+def _losses(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    return F.cross_entropy(logits.transpose(1, 2), targets, reduction="none")
+
+
+def reference(model, seq) -> torch.Tensor:
+    with torch.no_grad():
+        return _losses(model(seq[:, :-1]), seq[:, 1:])
+
+
+def free_running(model, seq) -> torch.Tensor:
+    """The losses of the true tokens when the model reads its own guesses."""
+    cur, losses = seq[:, :1], []
+    with torch.no_grad():
+        for i in range(seq.shape[1] - 1):
+            last = model(cur)[:, -1]
+            losses.append(F.cross_entropy(last, seq[:, i + 1], reduction="none"))
+            cur = torch.cat([cur, last.argmax(-1, keepdim=True)], dim=1)
+    return torch.stack(losses, dim=1)
+
+
+def _variants(model, seq) -> list[Variant]:
+    def unshifted():
+        with torch.no_grad():
+            return _losses(model(seq[:, :-1]), seq[:, :-1])
+
+    return [
+        Variant(
+            "fed-own-predictions",
+            lambda: free_running(model, seq),
+            MESSAGES["fed-own-predictions"],
+        ),
+        Variant("no-shift", unshifted, MESSAGES["no-shift"]),
+    ]
+
+
+def run_case(fn, case: dict):
+    return run_and_capture(fn, *inputs(case))
+
+
+def check_case(case: dict, data: dict, tensors: dict):
+    if raised := case_error(case, data):
+        return raised
+    model, seq = inputs(case)
+    expected = reference(model, seq)
+    hidden = bool(case["hidden"])
+    results = tensor_answer(
+        case["name"],
+        data,
+        tensors,
+        expected,
+        variants=lambda: _variants(model, seq),
+        axes=("batch", "position"),
+        sizes={},
+        rtol=RTOL,
+        atol=ATOL,
+        what="the per-position losses",
+        hidden=hidden,
+    )
+    got = tensors.get("output")
+    mean = expected.double().mean()
+    if (
+        got is not None
+        and got.numel() == 1
+        and got.is_floating_point()
+        and torch.allclose(got.double().reshape(()), mean, atol=ATOL)
+    ):
+        results.append(
+            likely_mistake(
+                case["name"],
+                MESSAGES["mean-not-per-position"],
+                diagnosis="mean-not-per-position",
+                hidden=hidden,
+            )
+        )
+    return results
