@@ -218,7 +218,7 @@ def test_review_lists_due_cards_with_their_answers(client, learner, lessons):
     assert "3 cards due" in html
     assert "Why 0?" in html and "Because 0." in html and "Why 1?" in html
     assert "Why 2?" not in html
-    assert "How many parameters per block?" in html and "7087872" in html
+    assert "How many parameters per block?" in html and "7,087,872" in html
     assert "a failed exercise check" in html.lower()
     assert html.count('name="rating"') == 3 * 4
 
