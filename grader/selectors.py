@@ -132,6 +132,19 @@ def attempt_history(*, user, exercise: Exercise, limit: int = 20) -> list[Submis
     )
 
 
+def last_attempt(*, user, exercise: Exercise) -> Submission | None:
+    """The learner's newest submission of `exercise` (its code opens the editor,
+    so "Try again" starts from what they sent, not from the starter)."""
+    if not user.is_authenticated:
+        return None
+    return (
+        Submission.objects.filter(user=user, exercise=exercise)
+        .only("pk", "code", "created_at")
+        .order_by("-created_at", "-pk")
+        .first()
+    )
+
+
 def exercise_statuses(*, user, exercise: Exercise | None = None) -> dict[int, str]:
     """Each exercise the learner tried (or just `exercise`): "passed" (at
     least once) or "attempted", by exercise id, in one query; untried ones

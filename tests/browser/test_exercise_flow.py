@@ -141,7 +141,12 @@ def test_a_learner_fails_then_passes_tie_weights_in_the_real_editor(
     assert "copied wte instead of sharing it" in page.text_content("#checks")
     mistakes = " ".join(page.text_content("#results .mistakes").split())
     assert "Copied wte into the head instead of sharing the same tensor" in mistakes
-    assert page.is_visible("#results .mistakes a:has-text('Weight tying')")
+    # Progressive hints: the lessons on request, the fix not yet (1 failure).
+    where = page.locator("#results .mistakes a:has-text('Weight tying')")
+    assert not where.is_visible()
+    page.click("#results .where-to-look summary")
+    assert where.is_visible()
+    assert "model.lm_head.weight = model.transformer" not in page.content()
     shot(page, "submission-failed.png")
 
     # The failure put the tying lesson's follow-ups in the review queue.
