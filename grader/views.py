@@ -26,6 +26,21 @@ def _exercise_or_404(slug: str) -> Exercise:
         raise Http404("No such exercise.") from None
 
 
+def exercise_index(request):
+    """Every published exercise by section, with the learner's status on each."""
+    sections = selectors.exercise_index(user=request.user)
+    counts = {"total": 0, "passed": 0}
+    for section in sections:
+        for entry in section.entries:
+            counts["total"] += 1
+            counts["passed"] += entry.status == "passed"
+    return render(
+        request,
+        "grader/exercise_index.html",
+        {"sections": sections, "counts": counts},
+    )
+
+
 def exercise_detail(request, slug: str):
     exercise = _exercise_or_404(slug)
     last = selectors.last_attempt(user=request.user, exercise=exercise)

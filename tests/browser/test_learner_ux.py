@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from grader.models import Submission
+from grader.models import Exercise, Submission
+from quiz.models import Diagnosis, Lesson, Section
 from tests.conftest import PROJECT_ROOT, sign_in
 
 pytestmark = [
@@ -97,3 +98,131 @@ def test_try_again_opens_the_last_attempt_and_keeps_an_unsent_draft(
     plain.goto(url)
     assert plain.input_value("textarea#code") == "newer = 2"
     context.close()
+
+
+FIX = "model.lm_head.weight = model.transformer.wte.weight"
+COPIED = (
+    "you copied wte instead of sharing it: the head has its own "
+    f"38,597,376-element tensor. Assign the Parameter itself: {FIX}"
+)
+
+
+def tying_lesson() -> Lesson:
+    section = Section.objects.create(slug="head", order=1, title="The head")
+    return Lesson.objects.create(
+        section=section,
+        slug="weight-tying",
+        order=1,
+        title="Weight tying",
+        question="?",
+        body="b",
+    )
+
+
+def a_failure(user, exercise) -> Submission:
+    return Submission.objects.create(
+        user=user,
+        exercise=exercise,
+        code="x",
+        seed=1,
+        status="failed",
+        score=0.0,
+        checks=[
+            {
+                "name": f"case {n}",
+                "passed": False,
+                "message": COPIED,
+                "expected": "38597376",
+                "got": "0",
+                "diagnosis": "copied-not-shared",
+            }
+            for n in range(3)
+        ],
+    )
+
+
+def test_feedback_hints_progressively_and_says_a_shared_message_once(
+    browser, live_server, make_user, block_exercise
+):
+    block_exercise.lesson = tying_lesson()
+    block_exercise.save()
+    Diagnosis.objects.create(
+        slug="copied-not-shared",
+        summary="Copied wte into the head instead of sharing the same tensor.",
+    )
+    learner = make_user("hinted")
+    first = a_failure(learner, block_exercise)
+    base = live_server.url
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    sign_in(page, base, "hinted")
+
+    page.goto(f"{base}/submissions/{first.pk}/")
+    checks = page.text_content("#checks")
+    assert checks.count("you copied wte instead of sharing it") == 1
+    assert "Same message for: case 1, case 2." in checks
+    assert FIX not in page.content()
+    assert "38,597,376" in page.text_content(".expected-got")
+    assert "(3 to go)" in page.text_content(".fix-locked")
+    # Where to look: on request.
+    lesson_link = page.locator(".mistakes a:has-text('Weight tying')")
+    assert not lesson_link.is_visible()
+    page.click(".where-to-look summary")
+    assert lesson_link.is_visible()
+    shot(page, "submission-hint-level-1.png")
+
+    a_failure(learner, block_exercise)
+    page.goto(f"{base}/exercises/{block_exercise.slug}/")
+    assert page.locator(
+        "#latest-result .mistakes a:has-text('Weight tying')"
+    ).is_visible()
+    assert FIX not in page.content()
+
+    a_failure(learner, block_exercise)
+    fourth = a_failure(learner, block_exercise)
+    page.goto(f"{base}/submissions/{fourth.pk}/")
+    assert page.locator(".fix").count() == 1
+    assert FIX in page.text_content(".fix")
+    shot(page, "submission-hint-fix.png")
+
+
+def test_the_exercise_index_lists_sections_with_the_learners_status(
+    browser, live_server, make_user, block_exercise
+):
+    block_exercise.lesson = tying_lesson()
+    block_exercise.save()
+    Exercise.objects.create(
+        slug="unpublished-one",
+        title="Not ready",
+        harness="block-param-count",
+        entry_point="f",
+        signature="f()",
+        prompt="p",
+        starter="s",
+        solution="s",
+        published=False,
+    )
+    learner = make_user("indexer")
+    Submission.objects.create(
+        user=learner, exercise=block_exercise, code="x", seed=1, status="passed"
+    )
+    base = live_server.url
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+
+    # A visitor: listed, no status.
+    page.goto(base + "/")
+    page.click("#home-exercises a")
+    page.wait_for_url(base + "/exercises/")
+    assert page.text_content("main h2").strip() == "1. The head"
+    assert page.is_visible("#exercise-block-param-count a")
+    assert page.locator(".exercise-status").count() == 0
+    assert "Not ready" not in page.text_content("main")
+
+    sign_in(page, base, "indexer")
+    page.click("header nav a:has-text('Exercises')")
+    page.wait_for_url(base + "/exercises/")
+    status = page.text_content("#exercise-block-param-count .exercise-status")
+    assert status.strip() == "✓ Passed"
+    assert "passed 1 of 1 exercise" in page.text_content("#exercise-summary")
+    shot(page, "exercise-index.png")
+    page.click("#exercise-block-param-count a")
+    page.wait_for_url(f"{base}/exercises/{block_exercise.slug}/")
