@@ -165,9 +165,7 @@ def exercise_index(*, user) -> list[IndexSection]:
     exercises = sorted(
         exercise_list().select_related("lesson__section"),
         key=lambda e: (
-            (0, e.lesson.section.order, e.lesson.order)
-            if e.lesson
-            else (1, 0, 0),
+            (0, e.lesson.section.order, e.lesson.order) if e.lesson else (1, 0, 0),
             e.title.lower(),
         ),
     )
