@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from grader.models import Exercise, Submission
+from quiz.content.loader import content_load
 from quiz.models import Diagnosis, Lesson, Section
 from tests.conftest import PROJECT_ROOT, sign_in
 
@@ -226,3 +227,40 @@ def test_the_exercise_index_lists_sections_with_the_learners_status(
     shot(page, "exercise-index.png")
     page.click("#exercise-block-param-count a")
     page.wait_for_url(f"{base}/exercises/{block_exercise.slug}/")
+
+
+def test_a_self_check_answer_survives_logging_in_and_reloading(
+    browser, live_server, make_user, content_tree
+):
+    content_load(root=content_tree.root)
+    lesson = Lesson.objects.get(slug="first-lesson")
+    choice = lesson.questions.get(order=0)  # a, b; b is right
+    make_user("returner")
+    base = live_server.url
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+
+    # A visitor answers, is sent to log in, and comes back to the answer.
+    page.goto(base + lesson.get_absolute_url())
+    page.check(f"#q-{choice.pk} input[value='1']")
+    page.click(f"#q-{choice.pk} form button[type=submit]")
+    page.wait_for_url("**/accounts/login/**")
+    page.fill("#id_username", "returner")
+    page.fill("#id_password", "pw-Secret-123")
+    page.click("main button[type=submit]")
+    page.wait_for_url(f"**{lesson.get_absolute_url()}**")
+    feedback = f"#fb-{choice.pk}"
+    assert "Right." in page.text_content(feedback)
+    assert "You chose b" in " ".join(page.text_content(feedback).split())
+    assert page.is_checked(f"#q-{choice.pk} input[value='1']")
+
+    # A reload keeps it, as does a later wrong answer sent in place.
+    page.reload()
+    assert page.is_checked(f"#q-{choice.pk} input[value='1']")
+    assert "Right." in page.text_content(feedback)
+    page.check(f"#q-{choice.pk} input[value='0']")
+    page.click(f"#q-{choice.pk} form button[type=submit]")
+    page.wait_for_selector(f"{feedback} .verdict.wrong")
+    page.reload()
+    assert page.is_checked(f"#q-{choice.pk} input[value='0']")
+    assert "You chose a" in " ".join(page.text_content(feedback).split())
+    shot(page, "lesson-answer-remembered.png")
