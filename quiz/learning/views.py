@@ -87,7 +87,6 @@ def lesson_page(
         whole_number(request.GET.get("checked"), minimum=1)
     except BadNumber:
         # A mangled link ("?checked=²", an id past bigint): still the page.
-        attempt_id = None
         status = 400
         page_error = page_error or "That link is broken: ?checked= names no answer."
     # The learner's latest answers stay on the page after a reload (the

@@ -192,9 +192,7 @@ def test_a_reload_shows_the_learners_latest_answers_and_their_feedback(
     assert "You answered" not in html  # the numeric one is someone else's
 
 
-def test_an_answer_sent_before_logging_in_is_judged_when_back(
-    client, learner, course
-):
+def test_an_answer_sent_before_logging_in_is_judged_when_back(client, learner, course):
     question = q(course, 1)
     response = client.post(answer_url(course, question), {"answer": "124439808"})
     assert response.url.startswith(reverse("login"))
