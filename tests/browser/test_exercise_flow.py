@@ -14,6 +14,7 @@ import time
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 
+from grader.failure_review import CARDS_PER_FAILURE
 from quiz.content.diagnoses import diagnosis_load
 from quiz.content.loader import content_load
 from quiz.models import FollowUp, ReviewCard
@@ -149,11 +150,12 @@ def test_a_learner_fails_then_passes_tie_weights_in_the_real_editor(
     assert "model.lm_head.weight = model.transformer" not in page.content()
     shot(page, "submission-failed.png")
 
-    # The failure put the tying lesson's follow-ups in the review queue.
+    # The failure put the tying lesson's first follow-ups in the review queue,
+    # at most CARDS_PER_FAILURE of them (one failure must not flood it).
     tying = set(
-        FollowUp.objects.filter(lesson__slug="weight-tying-124m").values_list(
-            "pk", flat=True
-        )
+        FollowUp.objects.filter(lesson__slug="weight-tying-124m")
+        .order_by("order", "pk")
+        .values_list("pk", flat=True)[:CARDS_PER_FAILURE]
     )
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
@@ -166,6 +168,7 @@ def test_a_learner_fails_then_passes_tie_weights_in_the_real_editor(
             break
         time.sleep(0.2)
     assert tying and tying <= carded
+    assert len(carded) == CARDS_PER_FAILURE
 
     page.goto(base + "/exercises/tie-weights/")
     page.wait_for_selector(".cm-editor .cm-content")
