@@ -264,3 +264,116 @@ def test_a_self_check_answer_survives_logging_in_and_reloading(
     assert page.is_checked(f"#q-{choice.pk} input[value='0']")
     assert "You chose a" in " ".join(page.text_content(feedback).split())
     shot(page, "lesson-answer-remembered.png")
+
+
+def test_the_review_page_removes_rated_cards_and_keeps_focus(
+    browser, live_server, make_user, content_tree
+):
+    from quiz.learning import review
+    from quiz.models import FollowUp
+
+    content_load(root=content_tree.root)
+    learner = make_user("reviewer")
+    follow_ups = list(FollowUp.objects.order_by("lesson__section__order", "pk"))
+    review.cards_schedule(user=learner, follow_ups=follow_ups, reason="studied")
+    assert len(follow_ups) == 3
+    base = live_server.url
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    sign_in(page, base, "reviewer")
+    page.goto(base + "/review/")
+    assert page.text_content("#due-summary-count") == "3 cards due."
+    assert page.text_content("#nav-due-count").strip() == "3"
+    assert page.is_hidden("#review-empty")
+
+    first, second = page.locator(".review-card").nth(0), page.locator(".review-card")
+    first_id = first.get_attribute("id")
+    second_id = second.nth(1).get_attribute("id")
+    first.locator("summary").click()
+    first.locator("button:has-text('Good')").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        f"() => !document.getElementById('{first_id}')"
+        " && document.getElementById('announce').textContent.includes('Next review')"
+    )
+    assert page.text_content("#due-summary-count") == "2 cards due."
+    assert page.text_content("#nav-due-count").strip() == "2"
+    assert "2 cards due" in page.text_content("#announce")
+    # Focus went to the next card, not to <body>.
+    assert page.evaluate(
+        f"() => document.getElementById('{second_id}').contains(document.activeElement)"
+    )
+    shot(page, "review-after-rating.png")
+
+    for _ in range(2):
+        card = page.locator(".review-card").first
+        card.locator("summary").click()
+        card.locator("button:has-text('Easy')").click()
+        page.wait_for_function(
+            "(n) => document.querySelectorAll('.review-card').length === n",
+            arg=page.locator(".review-card").count() - 1,
+        )
+    assert page.is_visible("#review-empty")
+    assert page.evaluate("() => document.activeElement.id") == "review-empty"
+    assert page.text_content("#nav-due-count").strip() == "0"
+
+    # Without JavaScript the rating is a plain form post that still works.
+    review.cards_schedule(user=learner, follow_ups=follow_ups[:1], reason="studied")
+    context = browser.new_context(java_script_enabled=False)
+    plain = context.new_page()
+    sign_in(plain, base, "reviewer")
+    plain.goto(base + "/review/")
+    plain.click(".review-card summary")
+    plain.click(".review-card button:has-text('Good')")
+    plain.wait_for_url(base + "/review/")
+    assert "Next review of this card" in plain.text_content("main")
+    assert plain.locator(".review-card").count() == 0
+    context.close()
+
+
+def test_check_answer_keeps_focus_and_announces_the_result(
+    browser, live_server, make_user, content_tree
+):
+    content_load(root=content_tree.root)
+    lesson = Lesson.objects.get(slug="first-lesson")
+    choice = lesson.questions.get(order=0)
+    numeric = lesson.questions.get(order=1)
+    follow_up = lesson.follow_ups.get()
+    make_user("focused")
+    base = live_server.url
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    sign_in(page, base, "focused")
+    page.goto(base + lesson.get_absolute_url())
+
+    page.check(f"#q-{choice.pk} input[value='1']")
+    button = f"#q-{choice.pk} form button[type=submit]"
+    page.focus(button)
+    page.keyboard.press("Enter")
+    page.wait_for_selector(f"#fb-{choice.pk} .verdict.right")
+    page.wait_for_function(
+        "() => document.getElementById('announce').textContent.includes('Right.')"
+    )
+    assert page.evaluate("() => document.activeElement.tagName") == "BUTTON"
+    assert page.evaluate(
+        f"() => document.querySelector('#q-{choice.pk}')"
+        ".contains(document.activeElement)"
+    )
+    assert page.get_attribute(button, "aria-disabled") is None  # usable again
+
+    # The numeric answer and its tolerance read as the lessons write them.
+    numeric.numeric_answer, numeric.tolerance = 154.4, 0.1
+    numeric.save()
+    page.fill(f"#a-{numeric.pk}", "154.45")
+    page.click(f"#q-{numeric.pk} form button[type=submit]")
+    page.wait_for_selector(f"#fb-{numeric.pk} .verdict.right")
+    text = " ".join(page.text_content(f"#fb-{numeric.pk}").split())
+    assert "The answer is 154.4 ± 0.1." in text and "154.400000" not in text
+
+    # A rating button keeps focus and announces the next review too.
+    page.click(f"#f-{follow_up.pk} summary")
+    page.focus(f"#f-{follow_up.pk} button:has-text('Good')")
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "() => document.getElementById('announce').textContent.includes('Next review')"
+    )
+    assert page.evaluate("() => document.activeElement.textContent") == "Good"
+    shot(page, "lesson-focus-kept.png")
