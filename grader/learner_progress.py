@@ -6,19 +6,27 @@ sits below the grader and cannot ask for submissions itself.
 
 from __future__ import annotations
 
-from grader.models import Submission
+from grader.models import Exercise, Submission
 from quiz.learning.data_export import iso_or_none
 from quiz.learning.exercise_progress import ExerciseProgress
 
 
 def exercises_passed_count(*, user) -> int:
-    """Distinct exercises the learner has passed at least once."""
+    """Distinct published exercises the learner has passed at least once
+    (published, so it never exceeds exercises_total_count)."""
     return (
-        Submission.objects.filter(user=user, status=Submission.Status.PASSED)
+        Submission.objects.filter(
+            user=user, status=Submission.Status.PASSED, exercise__published=True
+        )
         .values("exercise_id")
         .distinct()
         .count()
     )
+
+
+def exercises_total_count() -> int:
+    """Exercises a learner can pass: the published ones."""
+    return Exercise.objects.filter(published=True).count()
 
 
 def submissions_export(*, user) -> list[dict]:
@@ -64,4 +72,5 @@ EXERCISE_PROGRESS = ExerciseProgress(
     passed_count=exercises_passed_count,
     export_rows=submissions_export,
     regrade_notes=regrade_notes,
+    total_count=exercises_total_count,
 )

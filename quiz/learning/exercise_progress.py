@@ -25,6 +25,8 @@ class ExerciseProgress:
     # (user=) -> recent regrades that changed a verdict of theirs, each a
     # dict with exercise, old/new status and score, when, submission_id.
     regrade_notes: Callable[..., list[dict]] | None = None
+    # () -> how many exercises a learner can pass (the "of N" on /progress/).
+    total_count: Callable[[], int] | None = None
 
 
 _progress: ExerciseProgress | None = None

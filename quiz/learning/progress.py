@@ -237,6 +237,11 @@ def exercises_passed_count(*, user) -> int:
     return exercises.passed_count(user=user) if exercises else 0
 
 
+def exercises_total_count() -> int:
+    exercises = exercise_progress()
+    return exercises.total_count() if exercises and exercises.total_count else 0
+
+
 def _activity_kinds() -> list[tuple]:
     """(model, datetime field, series label) for the activity chart and streak."""
     kinds = [
@@ -327,6 +332,7 @@ class ProgressSummary:
     questions_right: int
     questions_total: int
     exercises_passed: int
+    exercises_total: int
     cards_due: int
     streak: int
     timeline: Timeline
@@ -340,6 +346,7 @@ def progress_summary(*, user, today: dt.date | None = None) -> ProgressSummary:
         questions_right=questions_right_count(user=user),
         questions_total=Question.objects.count(),
         exercises_passed=exercises_passed_count(user=user),
+        exercises_total=exercises_total_count(),
         cards_due=review.cards_due_count(user=user),
         streak=streak_count(days=activity_days(user=user), today=today),
         timeline=activity_timeline(user=user, today=today),

@@ -377,3 +377,59 @@ def test_check_answer_keeps_focus_and_announces_the_result(
     )
     assert page.evaluate("() => document.activeElement.textContent") == "Good"
     shot(page, "lesson-focus-kept.png")
+
+
+def test_sign_up_returns_to_the_page_and_progress_says_of_how_many(
+    browser, live_server, block_exercise
+):
+    base = live_server.url
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.goto(base + "/exercises/")
+    page.click("header a:has-text('Sign up')")
+    page.wait_for_url("**/accounts/signup/**")
+    # The buttons are styled like the site's other buttons, not the UA's.
+    submit = "main button[type=submit]"
+    styled = page.evaluate(
+        "(sel) => { const s = getComputedStyle(document.querySelector(sel));"
+        " return [s.backgroundColor, s.color, s.borderRadius]; }",
+        submit,
+    )
+    assert styled == ["rgb(11, 92, 173)", "rgb(255, 255, 255)", "6px"], styled
+    shot(page, "signup.png")
+    page.fill("#id_username", "arriving")
+    page.fill("#id_password1", "a-Long-pass-phrase-9")
+    page.fill("#id_password2", "a-Long-pass-phrase-9")
+    page.click(submit)
+    page.wait_for_url(base + "/exercises/")
+
+    page.goto(base + "/progress/")
+    assert page.text_content("#stat-exercises").strip() == "0 of 1"
+    Submission.objects.create(
+        user=page_user("arriving"),
+        exercise=block_exercise,
+        code="x",
+        seed=1,
+        status="passed",
+    )
+    page.reload()
+    assert page.text_content("#stat-exercises").strip() == "1 of 1"
+
+    # Log-in is styled the same, and its sign-up link keeps `next`.
+    page.click("header button:has-text('Log out')")
+    page.goto(base + "/accounts/login/?next=/exercises/")
+    assert (
+        page.evaluate(
+            "(sel) => getComputedStyle(document.querySelector(sel)).backgroundColor",
+            submit,
+        )
+        == "rgb(11, 92, 173)"
+    )
+    assert page.get_attribute("main a:has-text('Sign up')", "href") == (
+        "/accounts/signup/?next=/exercises/"
+    )
+
+
+def page_user(username: str):
+    from django.contrib.auth import get_user_model
+
+    return get_user_model().objects.get(username=username)
