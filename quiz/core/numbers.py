@@ -12,7 +12,8 @@ import re
 from decimal import Decimal
 
 # A plain number written as text (what a check's expected/got often holds).
-_PLAIN = re.compile(r"^[+-]?\d+(?:\.\d+)?$")
+# Grouped ("1,234.50") or not ("1234.50"), as the grader's checks write them.
+_PLAIN = re.compile(r"^[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?$")
 
 
 def _group(digits: str) -> str:
@@ -46,6 +47,7 @@ def format_number(value) -> str:
     text = str(value)
     stripped = text.strip()
     if _PLAIN.match(stripped):
+        stripped = stripped.replace(",", "")
         if "." in stripped:
             whole, frac = stripped.split(".")
             frac = frac.rstrip("0")

@@ -26,6 +26,10 @@ from quiz.core.numbers import format_number
         ("50048", "50,048"),
         ("-0.250", "-0.25"),
         ("12.000", "12"),
+        ("38597376", "38,597,376"),  # a float check's expected/got
+        ("1,234.500", "1,234.5"),
+        ("50,048", "50,048"),
+        ("1,23", "1,23"),  # not a grouped number: left alone
         ("(50257, 768)", "(50257, 768)"),  # a shape is not a number
         ("a copy", "a copy"),
         (True, "True"),
