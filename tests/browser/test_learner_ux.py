@@ -98,6 +98,10 @@ def test_try_again_opens_the_last_attempt_and_keeps_an_unsent_draft(
     sign_in(plain, base, "resumer")
     plain.goto(url)
     assert plain.input_value("textarea#code") == "newer = 2"
+    # No reset button without JS: the starter is there to copy instead.
+    assert plain.is_hidden("#reset-code")
+    plain.click("#starter-plain summary")
+    assert "def block_param_count(n_embd):" in plain.text_content("#starter-plain pre")
     context.close()
 
 
