@@ -148,3 +148,17 @@ def test_the_pages_give_the_fix_away_only_after_4_failures_or_a_pass(
     )
     page = client.get(reverse("submission", args=[first.pk])).content.decode()
     assert page.count(FIX) == 1
+
+
+@pytest.mark.django_db
+def test_staff_reading_a_learners_submission_see_every_hint(
+    client, learner, admin_user, block_exercise
+):
+    failed(learner, block_exercise, 1)
+    submission = Submission.objects.get(user=learner)
+    url = reverse("submission", args=[submission.pk])
+    client.force_login(learner)
+    assert FIX not in client.get(url).content.decode()
+    client.force_login(admin_user)  # sees all submissions; hints in full
+    html = client.get(url).content.decode()
+    assert html.count(FIX) == 1 and "fix-locked" not in html
