@@ -17,6 +17,8 @@ from quiz.learning import review
 
 log = logging.getLogger(__name__)
 
+CARDS_PER_FAILURE = 3  # review cards one failed submission may add or pull
+
 
 def failed_diagnoses(checks) -> set[str]:
     """Diagnosis slugs named by the failed checks of a stored result."""
@@ -53,9 +55,19 @@ def submission_review_schedule(*, submission: Submission) -> int:
     lessons = lessons_for_diagnoses(slugs, fallback=submission.exercise.lesson)
     if not lessons:
         return 0
-    follow_ups = FollowUp.objects.filter(lesson__in=lessons)
+    # The first lesson's follow-ups first, in their order; at most
+    # CARDS_PER_FAILURE per failed submission, so one failure never buries
+    # the learner's queue (the next failure adds the next ones).
+    rank = {lesson.pk: n for n, lesson in enumerate(lessons)}
+    follow_ups = sorted(
+        FollowUp.objects.filter(lesson__in=lessons),
+        key=lambda f: (rank[f.lesson_id], f.order, f.pk),
+    )
     return review.cards_schedule(
-        user=submission.user, follow_ups=follow_ups, reason="exercise"
+        user=submission.user,
+        follow_ups=follow_ups,
+        reason="exercise",
+        limit=CARDS_PER_FAILURE,
     )
 
 

@@ -13,13 +13,21 @@ from quiz.learning.exercise_progress import ExerciseProgress
 
 
 def exercises_passed_count(*, user) -> int:
-    """Distinct exercises the learner has passed at least once."""
+    """Distinct published exercises the learner has passed at least once
+    (published, so it never exceeds exercises_total_count)."""
     return (
-        Submission.objects.filter(user=user, status=Submission.Status.PASSED)
+        Submission.objects.filter(
+            user=user, status=Submission.Status.PASSED, exercise__published=True
+        )
         .values("exercise_id")
         .distinct()
         .count()
     )
+
+
+def exercises_total_count() -> int:
+    """Exercises a learner can pass: the published ones."""
+    return exercise_list().count()
 
 
 def submissions_export(*, user) -> list[dict]:
@@ -71,4 +79,5 @@ EXERCISE_PROGRESS = ExerciseProgress(
     export_rows=submissions_export,
     regrade_notes=regrade_notes,
     lesson_exercises=lesson_exercises,
+    total_count=exercises_total_count,
 )

@@ -132,6 +132,62 @@ def attempt_history(*, user, exercise: Exercise, limit: int = 20) -> list[Submis
     )
 
 
+def last_attempt(*, user, exercise: Exercise) -> Submission | None:
+    """The learner's newest submission of `exercise` (its code opens the editor,
+    so "Try again" starts from what they sent, not from the starter)."""
+    if not user.is_authenticated:
+        return None
+    return (
+        Submission.objects.filter(user=user, exercise=exercise)
+        .only("pk", "code", "created_at")
+        .order_by("-created_at", "-pk")
+        .first()
+    )
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    exercise: Exercise
+    status: str  # "passed", "attempted", "not started"; "" for visitors
+
+
+@dataclass(frozen=True)
+class IndexSection:
+    title: str
+    slug: str
+    entries: list[IndexEntry]
+
+
+def exercise_index(*, user) -> list[IndexSection]:
+    """Published exercises grouped by their lesson's section, in course order,
+    each with the learner's status; exercises without a lesson come last.
+    Two queries, whatever the course's size."""
+    exercises = sorted(
+        exercise_list().select_related("lesson__section"),
+        key=lambda e: (
+            (0, e.lesson.section.order, e.lesson.order) if e.lesson else (1, 0, 0),
+            e.title.lower(),
+        ),
+    )
+    statuses = exercise_statuses(user=user)
+    signed_in = user.is_authenticated
+    sections: dict[str, IndexSection] = {}
+    for exercise in exercises:
+        section = exercise.lesson.section if exercise.lesson else None
+        key = section.slug if section else ""
+        if key not in sections:
+            sections[key] = IndexSection(
+                title=f"{section.order}. {section.title}"
+                if section
+                else "Other exercises",
+                slug=key or "other",
+                entries=[],
+            )
+        status = statuses.get(exercise.pk, "not started") if signed_in else ""
+        sections[key].entries.append(IndexEntry(exercise=exercise, status=status))
+    return list(sections.values())
+
+
 def exercise_statuses(*, user, exercise: Exercise | None = None) -> dict[int, str]:
     """Each exercise the learner tried (or just `exercise`): "passed" (at
     least once) or "attempted", by exercise id, in one query; untried ones

@@ -5,6 +5,7 @@ from django.urls import path
 from grader import views
 
 urlpatterns = [
+    path("exercises/", views.exercise_index, name="exercise-index"),
     path("exercises/<slug:slug>/", views.exercise_detail, name="exercise"),
     path(
         "submissions/<uuid:submission_id>/",

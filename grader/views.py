@@ -26,9 +26,26 @@ def _exercise_or_404(slug: str) -> Exercise:
         raise Http404("No such exercise.") from None
 
 
+def exercise_index(request):
+    """Every published exercise by section, with the learner's status on each."""
+    sections = selectors.exercise_index(user=request.user)
+    counts = {"total": 0, "passed": 0}
+    for section in sections:
+        for entry in section.entries:
+            counts["total"] += 1
+            counts["passed"] += entry.status == "passed"
+    return render(
+        request,
+        "grader/exercise_index.html",
+        {"sections": sections, "counts": counts},
+    )
+
+
 def exercise_detail(request, slug: str):
     exercise = _exercise_or_404(slug)
-    code = exercise.starter
+    last = selectors.last_attempt(user=request.user, exercise=exercise)
+    # "Try again" resumes from the learner's last attempt, not the starter.
+    code = last.code if last else exercise.starter
     status, headers = 200, {}
     if request.method == "POST":
         if not request.user.is_authenticated:
@@ -54,7 +71,7 @@ def exercise_detail(request, slug: str):
     response = render(
         request,
         "grader/exercise.html",
-        _exercise_context(request, exercise, code),
+        _exercise_context(request, exercise, code, last=last),
         status=status,
     )
     for name, value in headers.items():
@@ -62,7 +79,7 @@ def exercise_detail(request, slug: str):
     return response
 
 
-def _exercise_context(request, exercise: Exercise, code: str) -> dict:
+def _exercise_context(request, exercise: Exercise, code: str, *, last=None) -> dict:
     attempts = selectors.attempt_history(user=request.user, exercise=exercise)
     # A cancelled attempt has no result to show: the latest graded one stands.
     latest = next(
@@ -75,14 +92,22 @@ def _exercise_context(request, exercise: Exercise, code: str) -> dict:
         if latest
         else []
     )
+    solution = selectors.solution_access(user=request.user, exercise=exercise)
     return {
         "exercise": exercise,
         "code": code,
+        "last_attempt": last,
+        # A local draft belongs to the attempt it was typed over: after a newer
+        # submission (from another tab or device) it is stale and dropped.
+        "draft_base": str(last.pk) if last else "starter",
         "attempts": attempts,
         "latest": latest,
         "latest_checks": checks,
         "latest_mistakes": check_feedback.mistakes_from(checks),
-        "solution": selectors.solution_access(user=request.user, exercise=exercise),
+        "solution": solution,
+        "hints": check_feedback.hint_level(
+            failures=solution.graded, passed=solution.passed
+        ),
         "budget": exercise_budget(exercise),
         "due_notes": exercise_notes(user=request.user, exercise=exercise),
         # Without a built bundle the page keeps the plain textarea.
@@ -103,6 +128,12 @@ def submission_detail(request, submission_id):
         checks=submission.checks, fallback_lesson=exercise.lesson
     )
     budget = submission.time_budget_seconds or exercise_budget(exercise).seconds
+    own = submission.user_id == request.user.pk
+    solution = selectors.solution_access(user=request.user, exercise=exercise)
+    # Hints follow the owner's attempts; an instructor reading it sees all.
+    hints = check_feedback.hint_level(
+        failures=solution.graded, passed=solution.passed, full=not own
+    )
     return render(
         request,
         "grader/submission.html",
@@ -112,10 +143,11 @@ def submission_detail(request, submission_id):
             "queue_position": selectors.submission_queue_position(submission),
             "checks": checks,
             "mistakes": check_feedback.mistakes_from(checks),
-            "solution": selectors.solution_access(user=request.user, exercise=exercise),
+            "solution": solution,
+            "hints": hints,
             "budget_seconds": budget,
             "behind_own": selectors.submission_waits_behind_own(submission),
-            "own": submission.user_id == request.user.pk,
+            "own": own,
         },
     )
 

@@ -28,6 +28,8 @@ class ExerciseProgress:
     # (lesson=) -> the lesson's exercises learners may open (published, with
     # a verified version): a lesson never links to one that would 404.
     lesson_exercises: Callable[..., list] | None = None
+    # () -> how many exercises a learner can pass (the "of N" on /progress/).
+    total_count: Callable[[], int] | None = None
 
 
 _progress: ExerciseProgress | None = None

@@ -101,6 +101,48 @@ def question_attempt_create(
     return attempt
 
 
+PENDING_ANSWER = "pending_answer"  # session key
+
+
+def pending_answer_keep(
+    *, session, lesson: Lesson, question_id: int, data: Mapping[str, str]
+) -> None:
+    """Keep a visitor's answer while "Check answer" sends them to log in
+    (the session survives the log-in), so it is judged when they are back."""
+    session[PENDING_ANSWER] = {
+        "lesson": lesson.slug,
+        "question": question_id,
+        "data": {
+            key: str(data.get(key) or "")[:ANSWER_MAX_CHARS]
+            for key in ("answer", "self_rating")
+        },
+    }
+
+
+def pending_answer_judge(*, session, user, lesson: Lesson) -> tuple[dict, dict]:
+    """Judge the kept answer for `lesson` once, now that `user` is logged in.
+
+    Returns (errors, posted) by question id for the page when it was not a
+    valid answer (empty ones when there was none, or it was recorded).
+    """
+    pending = session.get(PENDING_ANSWER)
+    if not isinstance(pending, dict) or pending.get("lesson") != lesson.slug:
+        return {}, {}
+    del session[PENDING_ANSWER]
+    question = next(
+        (q for q in lesson.questions.all() if q.pk == pending.get("question")), None
+    )
+    data = pending.get("data")
+    if question is None or not isinstance(data, dict):
+        return {}, {}
+    data = {str(key): str(value) for key, value in data.items()}
+    try:
+        question_attempt_create(user=user, question=question, data=data)
+    except AnswerInvalid as exc:
+        return {question.pk: str(exc)}, {question.pk: data}
+    return {}, {}
+
+
 # Reads
 
 
@@ -195,6 +237,11 @@ def exercises_passed_count(*, user) -> int:
     return exercises.passed_count(user=user) if exercises else 0
 
 
+def exercises_total_count() -> int:
+    exercises = exercise_progress()
+    return exercises.total_count() if exercises and exercises.total_count else 0
+
+
 def _activity_kinds() -> list[tuple]:
     """(model, datetime field, series label) for the activity chart and streak."""
     kinds = [
@@ -285,6 +332,7 @@ class ProgressSummary:
     questions_right: int
     questions_total: int
     exercises_passed: int
+    exercises_total: int
     cards_due: int
     streak: int
     timeline: Timeline
@@ -298,6 +346,7 @@ def progress_summary(*, user, today: dt.date | None = None) -> ProgressSummary:
         questions_right=questions_right_count(user=user),
         questions_total=Question.objects.count(),
         exercises_passed=exercises_passed_count(user=user),
+        exercises_total=exercises_total_count(),
         cards_due=review.cards_due_count(user=user),
         streak=streak_count(days=activity_days(user=user), today=today),
         timeline=activity_timeline(user=user, today=today),
@@ -314,8 +363,31 @@ def lesson_cards(*, user, lesson: Lesson) -> dict[int, ReviewCard]:
     return {card.follow_up_id: card for card in cards}
 
 
-def attempt_get(*, user, attempt_id) -> QuestionAttempt | None:
-    """The learner's own attempt named in ?checked= (None if not theirs or bad)."""
-    if not user.is_authenticated or not str(attempt_id or "").isdigit():
-        return None
-    return QuestionAttempt.objects.filter(user=user, pk=int(attempt_id)).first()
+def latest_attempts(*, user, lesson: Lesson) -> dict[int, QuestionAttempt]:
+    """question id -> the learner's latest answer to it, for this lesson's page
+    (so a reload still shows what they answered and its feedback). One query."""
+    if not user.is_authenticated:
+        return {}
+    latest = (
+        QuestionAttempt.objects.filter(user=user, question=OuterRef("pk"))
+        .order_by("-created_at", "-pk")
+        .values("pk")[:1]
+    )
+    ids = (
+        Question.objects.filter(lesson=lesson)
+        .annotate(latest=Subquery(latest))
+        .exclude(latest=None)
+        .values_list("latest", flat=True)
+    )
+    rows = QuestionAttempt.objects.filter(pk__in=ids).select_related("question")
+    return {row.question_id: row for row in rows}
+
+
+def answer_fields(attempt: QuestionAttempt | None) -> dict[str, str]:
+    """An attempt as the form fields that posted it, to refill the form."""
+    if attempt is None:
+        return {}
+    fields = {"answer": attempt.answer}
+    if attempt.question.kind == Question.Kind.RECALL:
+        fields["self_rating"] = "right" if attempt.correct else "wrong"
+    return fields

@@ -70,7 +70,9 @@ def _pull_due(cards: Iterable[ReviewCard], *, now: dt.datetime, reason: str) -> 
     return moved
 
 
-def cards_schedule(*, user, follow_ups: Iterable[FollowUp], reason: str) -> int:
+def cards_schedule(
+    *, user, follow_ups: Iterable[FollowUp], reason: str, limit: int | None = None
+) -> int:
     """Make each follow-up due for `user` now; return how many cards that changed.
 
     Creates a card for a follow-up the learner never rated and pulls an
@@ -78,19 +80,28 @@ def cards_schedule(*, user, follow_ups: Iterable[FollowUp], reason: str) -> int:
     they are and not counted, so calling twice in a row returns 0 the second
     time. `reason` is a ReviewCard.Reason value ("exercise" for a failed
     exercise check) and is recorded on every card this call changes.
+    With `limit`, at most that many cards change, the first follow-ups (in
+    the order given) first: one event must not flood the review queue.
     """
     if reason not in ReviewCard.Reason.values:
         raise ValueError(f"unknown review reason {reason!r}")
-    ids = {f.pk for f in follow_ups}
-    if not ids:
+    order = list(dict.fromkeys(f.pk for f in follow_ups))
+    if not order:
         return 0
     now = _utc(timezone.now())
     with transaction.atomic():
         existing = list(
             ReviewCard.objects.select_for_update().filter(
-                user=user, follow_up_id__in=ids
+                user=user, follow_up_id__in=order
             )
         )
+        if limit is not None:
+            # Only cards this call would change count against the limit.
+            due = {c.follow_up_id for c in existing if c.due <= now}
+            wanted = set([pk for pk in order if pk not in due][: max(limit, 0)])
+            existing = [c for c in existing if c.follow_up_id in wanted | due]
+            order = [pk for pk in order if pk in wanted | due]
+        ids = set(order)
         moved = _pull_due(existing, now=now, reason=reason)
         missing = ids - {c.follow_up_id for c in existing}
         ReviewCard.objects.bulk_create(

@@ -56,9 +56,19 @@ def home(request):
 
 def lesson_detail(request, slug: str):
     lesson = _lesson_or_404(slug)
+    errors, posted = {}, {}
     if request.user.is_authenticated:
         progress.lesson_read_record(user=request.user, lesson=lesson)
-    return lesson_page(request, lesson)
+        errors, posted = progress.pending_answer_judge(
+            session=request.session, user=request.user, lesson=lesson
+        )
+    return lesson_page(
+        request,
+        lesson,
+        status=400 if errors else 200,
+        errors=errors,
+        posted=posted,
+    )
 
 
 def lesson_page(
@@ -74,13 +84,14 @@ def lesson_page(
     user = request.user
     cards = progress.lesson_cards(user=user, lesson=lesson)
     try:
-        attempt_id = whole_number(request.GET.get("checked"), minimum=1)
+        whole_number(request.GET.get("checked"), minimum=1)
     except BadNumber:
         # A mangled link ("?checked=²", an id past bigint): still the page.
-        attempt_id = None
         status = 400
         page_error = page_error or "That link is broken: ?checked= names no answer."
-    checked = progress.attempt_get(user=user, attempt_id=attempt_id)
+    # The learner's latest answers stay on the page after a reload (the
+    # ?checked= of a no-JS answer names the latest one, so it shows too).
+    latest = progress.latest_attempts(user=user, lesson=lesson)
     rated = request.GET.get("rated", "")
     errors = errors or {}
     posted = posted or {}
@@ -91,9 +102,9 @@ def lesson_page(
     questions = [
         {
             "obj": q,
-            "attempt": checked if checked and checked.question_id == q.pk else None,
+            "attempt": None if q.pk in errors else latest.get(q.pk),
             "error": errors.get(q.pk, ""),
-            "posted": posted.get(q.pk, {}),
+            "posted": posted.get(q.pk) or progress.answer_fields(latest.get(q.pk)),
         }
         for q in lesson.questions.all()
     ]
@@ -126,6 +137,12 @@ def question_answer(request, slug: str, question_id: int):
     if not request.user.is_authenticated:
         if _wants_json(request):
             return _json_error("Log in to answer.", status=401)
+        progress.pending_answer_keep(
+            session=request.session,
+            lesson=lesson,
+            question_id=question_id,
+            data=request.POST,
+        )
         return redirect_to_login(anchor)
     question = next((q for q in lesson.questions.all() if q.pk == question_id), None)
     if question is None:

@@ -14,6 +14,37 @@ function starterCode() {
   return node ? JSON.parse(node.textContent) : "";
 }
 
+// An unsent draft survives a reload: it lives in localStorage under a key
+// per user and exercise, tied to the attempt it was typed over (`base`), so
+// a newer submission from elsewhere makes it stale instead of overriding it.
+function draftStore(textarea) {
+  const key = textarea.dataset.draftKey;
+  const base = textarea.dataset.draftBase || "";
+  const read = () => {
+    try {
+      const draft = JSON.parse(window.localStorage.getItem(key) || "null");
+      return draft && draft.base === base && typeof draft.code === "string" ? draft : null;
+    } catch (error) {
+      return null; // storage refused (private mode) or a mangled entry
+    }
+  };
+  const write = (code) => {
+    try {
+      window.localStorage.setItem(key, JSON.stringify({ base, code, saved: Date.now() }));
+    } catch (error) {
+      // Full or refused: the draft is only a convenience.
+    }
+  };
+  const clear = () => {
+    try {
+      window.localStorage.removeItem(key);
+    } catch (error) {
+      // nothing to do
+    }
+  };
+  return key ? { read, write, clear } : null;
+}
+
 function enhance(textarea) {
   const form = textarea.form;
   const label = document.querySelector('label[for="code"]');
@@ -21,6 +52,18 @@ function enhance(textarea) {
     if (form.requestSubmit) form.requestSubmit();
     else form.submit();
     return true;
+  };
+
+  const drafts = draftStore(textarea);
+  const serverCode = textarea.value; // the last attempt, or the starter
+  let draftTimer = null;
+  const saveDraft = () => {
+    if (!drafts) return;
+    clearTimeout(draftTimer);
+    draftTimer = setTimeout(() => {
+      if (textarea.value === serverCode) drafts.clear();
+      else drafts.write(textarea.value);
+    }, 250);
   };
 
   const view = new EditorView({
@@ -43,7 +86,10 @@ function enhance(textarea) {
             " (Python editor; Tab indents, Escape then Tab leaves, Ctrl+Enter submits)",
         }),
         EditorView.updateListener.of((update) => {
-          if (update.docChanged) textarea.value = update.state.doc.toString();
+          if (update.docChanged) {
+            textarea.value = update.state.doc.toString();
+            saveDraft();
+          }
         }),
       ],
     }),
@@ -67,6 +113,9 @@ function enhance(textarea) {
     }
     posting = true;
     textarea.value = view.state.doc.toString();
+    // Sent: no longer a draft (a refused post re-renders it in the form).
+    clearTimeout(draftTimer);
+    if (drafts) drafts.clear();
     const button = form.querySelector('button[type="submit"]');
     if (button) button.setAttribute("aria-busy", "true");
   });
@@ -84,6 +133,33 @@ function enhance(textarea) {
   textarea.addEventListener("input", () => {
     if (textarea.value !== view.state.doc.toString()) setValue(textarea.value);
   });
+
+  const restored = drafts && drafts.read();
+  const status = document.getElementById("draft-status");
+  if (restored && restored.code !== textarea.value) {
+    setValue(restored.code);
+    if (status) {
+      const when = new Date(restored.saved).toLocaleTimeString([], {
+        hour: "2-digit",
+        minute: "2-digit",
+      });
+      status.textContent = "Restored your unsent draft (saved " + when + "). ";
+      const discard = document.createElement("button");
+      discard.type = "button";
+      discard.className = "secondary";
+      discard.id = "discard-draft";
+      discard.textContent = "Discard draft";
+      discard.addEventListener("click", () => {
+        setValue(serverCode);
+        clearTimeout(draftTimer);
+        drafts.clear();
+        status.textContent = "Draft discarded.";
+        view.focus();
+      });
+      status.append(discard);
+      status.hidden = false;
+    }
+  }
 
   const reset = document.getElementById("reset-code");
   if (reset) {

@@ -68,7 +68,13 @@ def test_no_page_reports_a_csp_violation(browser, live_server, world):
     complaints += visit_all(
         page,
         base,
-        ["/lessons/first-lesson/", "/progress/", "/review/", "/cohorts/join/"],
+        [
+            "/lessons/first-lesson/",
+            "/progress/",
+            "/review/",
+            "/cohorts/join/",
+            "/exercises/",
+        ],
     )
     page.goto(base + "/exercises/block-param-count/")
     page.wait_for_selector(".cm-editor", timeout=30_000)  # CodeMirror mounted

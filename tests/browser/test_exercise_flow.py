@@ -14,6 +14,8 @@ import time
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 
+from grader.failure_review import CARDS_PER_FAILURE
+from grader.models import Exercise
 from quiz.content.diagnoses import diagnosis_load
 from quiz.content.loader import content_load
 from quiz.models import FollowUp, ReviewCard
@@ -108,7 +110,8 @@ def test_a_learner_fails_then_passes_tie_weights_in_the_real_editor(
     page.fill("#id_password2", "pw-Secret-123-x")
     page.click("main button[type=submit]")
     page.wait_for_url(base + "/")
-    assert exercises_passed(page, base) == "0"
+    published = Exercise.objects.filter(published=True).count()
+    assert exercises_passed(page, base) == f"0 of {published}"
 
     page.goto(base + "/exercises/tie-weights/")
     page.wait_for_selector(".cm-editor .cm-content")
@@ -141,14 +144,20 @@ def test_a_learner_fails_then_passes_tie_weights_in_the_real_editor(
     assert "copied wte instead of sharing it" in page.text_content("#checks")
     mistakes = " ".join(page.text_content("#results .mistakes").split())
     assert "Copied wte into the head instead of sharing the same tensor" in mistakes
-    assert page.is_visible("#results .mistakes a:has-text('Weight tying')")
+    # Progressive hints: the lessons on request, the fix not yet (1 failure).
+    where = page.locator("#results .mistakes a:has-text('Weight tying')")
+    assert not where.is_visible()
+    page.click("#results .where-to-look summary")
+    assert where.is_visible()
+    assert "model.lm_head.weight = model.transformer" not in page.content()
     shot(page, "submission-failed.png")
 
-    # The failure put the tying lesson's follow-ups in the review queue.
+    # The failure put the tying lesson's first follow-ups in the review queue,
+    # at most CARDS_PER_FAILURE of them (one failure must not flood it).
     tying = set(
-        FollowUp.objects.filter(lesson__slug="weight-tying-124m").values_list(
-            "pk", flat=True
-        )
+        FollowUp.objects.filter(lesson__slug="weight-tying-124m")
+        .order_by("order", "pk")
+        .values_list("pk", flat=True)[:CARDS_PER_FAILURE]
     )
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
@@ -161,6 +170,7 @@ def test_a_learner_fails_then_passes_tie_weights_in_the_real_editor(
             break
         time.sleep(0.2)
     assert tying and tying <= carded
+    assert len(carded) == CARDS_PER_FAILURE
 
     page.goto(base + "/exercises/tie-weights/")
     page.wait_for_selector(".cm-editor .cm-content")
@@ -181,7 +191,7 @@ def test_a_learner_fails_then_passes_tie_weights_in_the_real_editor(
     assert "because you passed" in page.text_content("#solution-note")
     assert SOLUTION_MARK in page.text_content("#solution pre")
     assert page.is_visible("#passed-badge")
-    assert exercises_passed(page, base) == "1"
+    assert exercises_passed(page, base) == f"1 of {published}"
 
     # A phone: the page fits 375 px without sideways scrolling.
     phone = browser.new_page(viewport={"width": 375, "height": 812})

@@ -131,11 +131,13 @@ def test_a_learner_reads_answers_rates_and_sees_progress(page, live_server, cour
     page.goto(base + "/review/")
     assert "How many parameters per block?" in page.text_content("main")
     page.click(".review-card summary")
-    assert "7087872" in page.text_content(".review-card details")
+    assert "7,087,872" in page.text_content(".review-card details")
     page.screenshot(path=str(ARTIFACTS / "review.png"), full_page=True)
     page.click(".review-card button:has-text('Good')")
+    # The rated card leaves the page and the result is announced.
     page.wait_for_function(
-        "() => document.querySelector('.review-card .rate-result')"
-        ".textContent.includes('Next review')"
+        "() => !document.querySelector('.review-card')"
+        " && document.getElementById('announce').textContent.includes('Next review')"
     )
+    assert page.is_visible("#review-empty")
     assert page.text_content("#nav-due-count").strip() == "0"

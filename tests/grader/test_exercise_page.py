@@ -187,8 +187,8 @@ def test_results_show_expected_got_and_the_diagnosis_with_its_lessons(
         client.get(reverse("submission", args=[submission.pk])).content.decode(),
         page(client, exercise),  # the latest result, inline
     ):
-        assert "<dt>Expected</dt><dd><code>50048</code>" in html
-        assert "<dt>Got</dt><dd><code>49152</code>" in html
+        assert "<dt>Expected</dt><dd><code>50,048</code>" in html
+        assert "<dt>Got</dt><dd><code>49,152</code>" in html
         assert '<span class="diagnosis-hint">Counted only the matrices.</span>' in html
         assert (
             f'<a href="{reverse("lesson", args=["formula"])}">The formula</a>' in html
@@ -264,3 +264,32 @@ def test_the_submission_page_does_not_query_per_check(client, learner, exercise)
     assert count_queries(client, reverse("submission", args=[few.pk])) == count_queries(
         client, reverse("submission", args=[many.pk])
     )
+
+
+def test_the_editor_opens_with_the_learners_last_attempt_not_the_starter(
+    client, learner, exercise, make_user
+):
+    other = make_user("someone-else")
+    Submission.objects.create(
+        user=other, exercise=exercise, code="OTHER LEARNER'S CODE", seed=1
+    )
+    client.force_login(learner)
+    assert ">def block_param_count(n_embd):\n    ...\n</textarea>" in page(
+        client, exercise
+    )
+    first = attempt(learner, exercise)
+    first.code = "def block_param_count(n_embd):\n    return 'first'\n"
+    first.save()
+    latest = attempt(learner, exercise, status="cancelled")
+    latest.code = "def block_param_count(n_embd):\n    return 'latest'\n"
+    latest.save()
+    html = page(client, exercise)
+    textarea = re.search(r'<textarea id="code"[^>]*>(.*?)</textarea>', html, re.S)
+    assert "return &#x27;latest&#x27;" in textarea.group(1)
+    assert "OTHER LEARNER" not in html
+    assert 'id="code-source"' in html and "your last attempt" in html
+    # The draft is keyed by user and exercise and tied to that attempt.
+    assert f'data-draft-key="course-draft:{learner.pk}:{exercise.slug}"' in html
+    assert f'data-draft-base="{latest.pk}"' in html
+    # The starter stays in the page for "Reset to starter code".
+    assert '"def block_param_count(n_embd):\\n    ...\\n"</script>' in html

@@ -179,3 +179,38 @@ def test_a_passing_grade_schedules_nothing(
     # Only the score notification (for an LMS); no review is scheduled.
     assert [c.__qualname__ for c in callbacks] == ["scores_changed.<locals>.notify"]
     assert not ReviewCard.objects.exists()
+
+
+def test_one_failure_adds_at_most_a_few_cards_first_lesson_first(
+    learner, content_tree, block_exercise
+):
+    many = [{"question": f"Q{n}?", "answer": "A."} for n in range(5)]
+    content_tree.lesson("basics", 1, "first-lesson", follow_ups=many)
+    content_tree.lesson("basics", 2, "second-lesson", follow_ups=many)
+    content_load(root=content_tree.root)
+    row = Diagnosis.objects.create(slug="copied-not-shared", summary="copied")
+    second, first = (
+        Lesson.objects.get(slug="second-lesson"),
+        Lesson.objects.get(slug="first-lesson"),
+    )
+    row.lessons.set([second, first])
+    block_exercise.lesson = first
+    block_exercise.save()
+    cap = failure_review.CARDS_PER_FAILURE
+    assert 0 < cap < 10
+
+    changed = failure_review.submission_review_schedule(
+        submission=failed(learner, block_exercise, "copied-not-shared")
+    )
+    carded = list(
+        ReviewCard.objects.filter(user=learner).values_list("follow_up", flat=True)
+    )
+    # Lessons in course order, each one's follow-ups in theirs.
+    want = list(first.follow_ups.order_by("order").values_list("pk", flat=True))
+    assert changed == cap and sorted(carded) == sorted(want[:cap])
+    # The next failure adds the next ones, still at most the cap.
+    again = failure_review.submission_review_schedule(
+        submission=failed(learner, block_exercise, "copied-not-shared")
+    )
+    assert again == cap
+    assert ReviewCard.objects.filter(user=learner).count() == 2 * cap

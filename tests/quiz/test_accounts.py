@@ -29,6 +29,38 @@ def test_signing_up_creates_a_logged_in_learner(client):
     assert "Signed in as newbie" in client.get(reverse("home")).content.decode()
 
 
+@pytest.mark.parametrize(
+    ("next_url", "lands_on"),
+    [
+        ("/exercises/", "/exercises/"),
+        ("/lessons/x/?a=1#q-3", "/lessons/x/?a=1#q-3"),
+        ("https://evil.example/", "/"),  # another site: home instead
+        ("//evil.example/", "/"),
+        ("", "/"),
+    ],
+)
+def test_sign_up_returns_to_a_safe_next_like_log_in(client, next_url, lands_on):
+    form = client.get(reverse("signup"), {"next": next_url}).content.decode()
+    if lands_on != "/":
+        assert 'name="next"' in form
+    response = client.post(
+        reverse("signup"),
+        {
+            "username": "newbie",
+            "password1": "Tr4nsformer!x",
+            "password2": "Tr4nsformer!x",
+            "next": next_url,
+        },
+    )
+    assert response.status_code == 302 and response.url == lands_on
+
+
+def test_the_header_links_carry_the_page_to_come_back_to(client):
+    html = client.get("/exercises/").content.decode()
+    assert 'href="/accounts/signup/?next=/exercises/"' in html
+    assert 'href="/accounts/login/?next=/exercises/"' in html
+
+
 def test_sign_up_with_mismatched_passwords_explains_and_creates_nothing(client):
     response = client.post(
         reverse("signup"),

@@ -167,7 +167,58 @@ def test_without_javascript_the_answer_redirects_back_to_its_feedback(
         f"{course.get_absolute_url()}?checked={attempt.pk}#q-{question.pk}"
     )
     html = client.get(response.url).content.decode()
-    assert "Right." in html and "124439808" in html and "Counted once" in html
+    assert "Right." in html and "124,439,808" in html and "Counted once" in html
+
+
+def test_a_reload_shows_the_learners_latest_answers_and_their_feedback(
+    client, learner, make_user, course
+):
+    client.force_login(make_user("otto"))
+    client.post(answer_url(course, q(course, 1)), {"answer": "5"})  # not theirs
+    client.force_login(learner)
+    client.post(answer_url(course, q(course, 0)), {"answer": "0"}, headers=JSON)
+    client.post(answer_url(course, q(course, 0)), {"answer": "2"}, headers=JSON)
+    client.post(
+        answer_url(course, q(course, 2)),
+        {"answer": "Because.", "self_rating": "wrong"},
+        headers=JSON,
+    )
+    html = client.get(course.get_absolute_url()).content.decode()
+    assert '<input type="radio" name="answer" value="2" checked>' in html
+    assert 'value="0" checked' not in html
+    assert "You chose <strong>ln_f</strong>" in html and "Not quite." in html
+    assert ">Because.</textarea>" in html
+    assert 'value="wrong" checked' in html
+    assert "You answered" not in html  # the numeric one is someone else's
+
+
+def test_an_answer_sent_before_logging_in_is_judged_when_back(client, learner, course):
+    question = q(course, 1)
+    response = client.post(answer_url(course, question), {"answer": "124439808"})
+    assert response.url.startswith(reverse("login"))
+    assert not QuestionAttempt.objects.exists()
+    client.force_login(learner)  # keeps the session, as the log-in form does
+    html = client.get(course.get_absolute_url()).content.decode()
+    attempt = QuestionAttempt.objects.get()
+    assert (attempt.user, attempt.question, attempt.correct) == (
+        learner,
+        question,
+        True,
+    )
+    assert "You answered <strong>124,439,808</strong>" in html and "Right." in html
+    client.get(course.get_absolute_url())  # judged once
+    assert QuestionAttempt.objects.count() == 1
+
+
+def test_an_invalid_answer_sent_before_logging_in_shows_its_message(
+    client, learner, course
+):
+    client.post(answer_url(course, q(course, 1)), {"answer": "lots"})
+    client.force_login(learner)
+    response = client.get(course.get_absolute_url())
+    assert response.status_code == 400
+    assert "&#x27;lots&#x27; is not a number." in response.content.decode()
+    assert not QuestionAttempt.objects.exists()
 
 
 def test_someone_elses_attempt_id_shows_no_feedback(client, make_user, course):
@@ -362,7 +413,7 @@ def test_the_lesson_page_queries_do_not_grow_with_its_items(
         client.post(answer_url(lesson, question), {"answer": "1"})
     attempt = QuestionAttempt.objects.first()
     # session, user, lesson, follow-ups, questions, exercises, read upsert,
-    # cards, checked attempt, nav due count
+    # cards, latest answers, nav due count
     with django_assert_max_num_queries(11):
         response = client.get(f"{lesson.get_absolute_url()}?checked={attempt.pk}")
     assert response.status_code == 200

@@ -154,7 +154,12 @@ def test_progress_counts_move_with_activity(client, learner, course):
     after = stats()
     assert after["lessons"] == "1 of 3"
     assert after["questions"] == "1 of 9"
-    assert after["exercises"] == "1"
+    assert after["exercises"] == "1 of 2"  # ex-a passed; ex-b failed
+    hidden = make_exercise("ex-c")
+    submit(learner, hidden, "passed")
+    hidden.published = False  # an unpublished one is neither passed nor total
+    hidden.save()
+    assert stats()["exercises"] == "1 of 2"
     assert ">1</a>" in after["due"]
     assert after["streak"] == "1 day"
 
@@ -262,9 +267,9 @@ def test_progress_page_queries_do_not_grow_with_history(
                 data={"answer": "0", "self_rating": "wrong"},
             )
         submit(learner, exercise, "passed")
-    # session, user, nav, 3 totals, right, passed, due, streak, 4 timeline,
-    # regrade notes
-    with django_assert_max_num_queries(16):
+    # session, user, nav, 4 totals (exercises too), right, passed, due, streak,
+    # 4 timeline, regrade notes
+    with django_assert_max_num_queries(17):
         response = client.get(reverse("progress"))
     assert response.status_code == 200
 

@@ -218,7 +218,7 @@ def test_review_lists_due_cards_with_their_answers(client, learner, lessons):
     assert "3 cards due" in html
     assert "Why 0?" in html and "Because 0." in html and "Why 1?" in html
     assert "Why 2?" not in html
-    assert "How many parameters per block?" in html and "7087872" in html
+    assert "How many parameters per block?" in html and "7,087,872" in html
     assert "a failed exercise check" in html.lower()
     assert html.count('name="rating"') == 3 * 4
 
@@ -326,3 +326,19 @@ def test_review_page_queries_do_not_grow_with_cards(
     with django_assert_max_num_queries(5):
         response = client.get(reverse("review"))
     assert response.status_code == 200
+
+
+def test_cards_schedule_changes_at_most_limit_cards_and_skips_due_ones(
+    learner, lessons
+):
+    follow_ups = [f for lesson in lessons.values() for f in lesson.follow_ups.all()]
+    assert len(follow_ups) >= 3
+    review.cards_schedule(user=learner, follow_ups=follow_ups[:1], reason="studied")
+    count = review.cards_schedule(
+        user=learner, follow_ups=follow_ups, reason="exercise", limit=1
+    )
+    assert count == 1  # the first is already due: the second is the one added
+    carded = set(
+        ReviewCard.objects.filter(user=learner).values_list("follow_up", flat=True)
+    )
+    assert carded == {follow_ups[0].pk, follow_ups[1].pk}
