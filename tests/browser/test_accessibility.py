@@ -13,17 +13,17 @@ add one entry to PAGES.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import pytest
 from django.urls import Resolver404, resolve
 
 from grader.models import Exercise, Submission
 from quiz.content.loader import content_load
-from quiz.models import FollowUp, Lesson
 from quiz.learning.review import cards_schedule
+from quiz.models import FollowUp, Lesson
 from quiz.teaching.cohorts import cohort_create, cohort_join
 
 pytestmark = [
@@ -67,7 +67,7 @@ assert model.lm_head.weight.data_ptr() == model.transformer.wte.weight.data_ptr(
 ![Parameters per layer](figure:tiny-chart)
 
     plain indented code that is also far too long to fit on a phone screen at all, so it scrolls
-"""
+"""  # noqa: E501
 
 FIGURE = '''\
 """A tiny chart for the accessibility test."""
