@@ -215,7 +215,10 @@ def test_markdown_fields_carry_the_live_preview_hook(client, admin_user, objects
     ).content.decode()
     hook = f'data-markdown-preview="{reverse(PREVIEW)}"'
     assert f'name="body" {hook}' in html or (hook in html and 'name="body"' in html)
-    assert html.count(hook) >= 4  # body, takeaway, follow-up answer, question text
+    # body, follow-up answer, question prompt and explanation; the one-line
+    # fields (title, question, takeaway) ask for the inline preview instead.
+    assert html.count(hook) >= 4
+    assert html.count(f'data-markdown-preview="{reverse(PREVIEW)}?inline=1"') >= 4
     assert "js/admin_preview.js" in html
     # The no-JS preview of the saved text is still there.
     assert "Rendered answer (as saved)" in html
