@@ -118,6 +118,28 @@ PAGES: dict[str, Page] = {
 }
 
 
+# Numbers of 4+ characters ("38,597,376", "0.25", "12:30") that the layout
+# breaks over two lines: their characters' boxes sit on different lines.
+BROKEN_NUMBERS = """() => {
+    const out = [];
+    const walker = document.createTreeWalker(
+        document.querySelector("main") || document.body, NodeFilter.SHOW_TEXT);
+    const number = /\\d[\\d,.:%]*\\d%?/g;
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        for (const match of node.data.matchAll(number)) {
+            if (match[0].length < 4) continue;
+            const range = document.createRange();
+            range.setStart(node, match.index);
+            range.setEnd(node, match.index + match[0].length);
+            const tops = new Set([...range.getClientRects()]
+                .filter(r => r.width > 0).map(r => Math.round(r.top)));
+            if (tops.size > 1) out.push(match[0]);
+        }
+    }
+    return out;
+}"""
+
+
 def _resolves(path: str) -> bool:
     try:
         resolve(path)
@@ -283,6 +305,7 @@ def _audit(browser, base: str, world: dict, name: str, mode: str) -> list[str]:
         width, screen = page.evaluate(
             "() => [document.documentElement.scrollWidth, window.innerWidth]"
         )
+        broken = page.evaluate(BROKEN_NUMBERS)
         SHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS / f"{name}-{mode}.png"), full_page=True)
     finally:
@@ -290,6 +313,8 @@ def _audit(browser, base: str, world: dict, name: str, mode: str) -> list[str]:
     problems = []
     if violations:
         problems.append(f"{name} ({mode}) {path}:\n" + _readable(violations))
+    if broken:
+        problems.append(f"{name} ({mode}) {path}: numbers wrap: {broken}")
     if width > screen:
         problems.append(
             f"{name} ({mode}) {path}: {width} px wide on a {screen} px screen"
