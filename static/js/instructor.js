@@ -6,6 +6,10 @@
   var source = document.getElementById("chart-data");
   if (!source || typeof window.Chart === "undefined") return;
   var data = JSON.parse(source.textContent);
+  // Text and grid lines in the page's theme (site.css variables), read once.
+  var themeStyle = getComputedStyle(document.documentElement);
+  window.Chart.defaults.color = themeStyle.getPropertyValue("--muted").trim() || "#57606a";
+  window.Chart.defaults.borderColor = themeStyle.getPropertyValue("--line").trim() || "#d0d7de";
 
   function bar(canvasId, labels, datasets, yTitle, max) {
     var canvas = document.getElementById(canvasId);

@@ -6,6 +6,10 @@
   var source = document.getElementById("activity-data");
   if (!canvas || !source || typeof window.Chart === "undefined") return;
   var data = JSON.parse(source.textContent);
+  // Text and grid lines in the page's theme (site.css variables), read once.
+  var themeStyle = getComputedStyle(document.documentElement);
+  window.Chart.defaults.color = themeStyle.getPropertyValue("--muted").trim() || "#57606a";
+  window.Chart.defaults.borderColor = themeStyle.getPropertyValue("--line").trim() || "#d0d7de";
   // Colour-blind-safe palette (Okabe-Ito), dark enough on white.
   var colours = ["#0072B2", "#D55E00", "#009E73", "#CC79A7"];
   new window.Chart(canvas, {

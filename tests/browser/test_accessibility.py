@@ -23,7 +23,7 @@ from django.urls import Resolver404, resolve
 from grader.models import Exercise, Submission
 from quiz.content.loader import content_load
 from quiz.learning.review import cards_schedule
-from quiz.models import FollowUp, Lesson
+from quiz.models import FollowUp, Lesson, QuestionAttempt
 from quiz.teaching.cohorts import cohort_create, cohort_join
 
 pytestmark = [
@@ -245,6 +245,10 @@ def world(content_tree, make_user, settings):
     cards_schedule(
         user=lea, follow_ups=FollowUp.objects.filter(lesson=lesson), reason="exercise"
     )
+    for question in lesson.questions.all():  # the analytics question table
+        QuestionAttempt.objects.create(
+            user=lea, question=question, answer="1", correct=question.kind == "choice"
+        )
     return {
         "cohort": cohort.pk,
         "lea": lea.pk,
