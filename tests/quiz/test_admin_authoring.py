@@ -391,6 +391,13 @@ def test_the_lesson_body_previews_live_as_the_author_types(
     assert preview.locator("script").count() == 0
     assert page.evaluate("window.pwned === undefined")
 
+    # A one-line field (the title) previews inline, as the site shows it.
+    page.fill("#id_title", "Tying `wte`")
+    title = page.locator(".field-title .live-markdown-preview")
+    title.locator("code").wait_for(timeout=15_000)
+    assert title.locator("code").inner_text() == "wte"
+    assert title.locator("p").count() == 0
+
     # A follow-up row added after the page loaded gets a preview too.
     page.click("#follow_ups-group .add-row a")
     answer = page.locator("#id_follow_ups-0-answer")
