@@ -117,6 +117,12 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# Hashed names and gzip copies after collectstatic (config/storage.py);
+# WhiteNoise serves the .gz to clients that accept it.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "config.storage.CompressedManifestStorage"},
+}
 
 # Cookies are Secure unless explicitly served over plain http (local dev).
 SESSION_COOKIE_SECURE = envbool("SECURE_COOKIES", not DEBUG)

@@ -25,5 +25,8 @@ node_modules/.bin/esbuild static/js/editor.js \
   --legal-comments=eof --log-level=warning \
   --outfile="$vendor/editor.js"
 cp node_modules/chart.js/dist/chart.umd.js "$vendor/chart.umd.js"
+# chart.umd.js names its source map: collectstatic's manifest storage fails
+# on a reference to a file that is not there, so the map comes along.
+cp node_modules/chart.js/dist/chart.umd.js.map "$vendor/chart.umd.js.map"
 cp node_modules/htmx.org/dist/htmx.min.js "$vendor/htmx.min.js"
 echo "build-assets: $(ls "$vendor" | tr '\n' ' ')"

@@ -39,6 +39,26 @@ def _private_cache_namespace(request):
         yield
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _static_files_from_the_source():
+    """Serve static files under their plain names from the source folders.
+
+    A `collectstatic` left in this checkout (the surge benchmark runs one)
+    would otherwise give pages hashed names the test server's static handler
+    cannot find. tests/test_static_files.py checks the production storage.
+    """
+    from django.conf import settings
+    from django.test import override_settings
+
+    if not settings.configured:
+        yield
+        return
+    plain = "django.contrib.staticfiles.storage.StaticFilesStorage"
+    storages = {**settings.STORAGES, "staticfiles": {"BACKEND": plain}}
+    with override_settings(STORAGES=storages):
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _torch_state_unchanged(request):
     """Fail the test (or lesson doctest) that leaves process-wide torch state

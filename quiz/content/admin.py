@@ -65,6 +65,7 @@ class FollowUpInline(MarkdownPreviewMixin, admin.StackedInline):
     fields = ["order", "question", "answer"]
     ordering = ["order"]
     markdown_fields = ("answer",)
+    markdown_inline_fields = ("question",)
 
 
 class QuestionInline(MarkdownPreviewMixin, admin.StackedInline):
@@ -116,7 +117,8 @@ class LessonAdmin(AuditedAdminMixin, MarkdownPreviewMixin, admin.ModelAdmin):
     form = LessonForm
     inlines = [FollowUpInline, QuestionInline]
     readonly_fields = ["body_preview", "source_path", "updated_at"]
-    markdown_fields = ("body", "takeaway")
+    markdown_fields = ("body",)
+    markdown_inline_fields = ("title", "question", "takeaway")
     fieldsets = [
         (None, {"fields": ["section", "order", "title", "slug", "question"]}),
         ("Answer", {"fields": ["takeaway", "body", "body_preview"]}),
@@ -145,6 +147,7 @@ class FollowUpAdmin(AuditedAdminMixin, MarkdownPreviewMixin, admin.ModelAdmin):
     search_fields = ["question", "answer"]
     autocomplete_fields = ["lesson"]
     markdown_fields = ("answer",)
+    markdown_inline_fields = ("question",)
 
 
 @admin.register(Question)

@@ -10,18 +10,19 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
-from quiz.content.markdown import render_markdown
+from quiz.content.markdown import render_markdown, render_markdown_inline
 
 # A preview is for one field being typed; anything larger is not a preview.
 PREVIEW_MAX_CHARS = 200_000
 PREVIEW_URL_NAME = "quiz_markdown_preview"
 
 
-def preview_html(text: str):
-    # render_markdown sanitises, so the HTML is safe to show in the admin.
+def preview_html(text: str, *, inline: bool = False):
+    # Both renderers sanitise, so the HTML is safe to show in the admin.
+    render = render_markdown_inline if inline else render_markdown
     return format_html(
         '<div class="markdown-preview">{}</div>',
-        mark_safe(render_markdown(text)),  # noqa: S308
+        mark_safe(render(text)),  # noqa: S308
     )
 
 
@@ -41,9 +42,14 @@ class ContentForm(forms.ModelForm):
 
 
 class MarkdownPreviewMixin:
-    """Mark Markdown textareas for static/js/admin_preview.js (live preview)."""
+    """Mark Markdown fields for static/js/admin_preview.js (live preview).
+
+    `markdown_inline_fields` are shown on the site inline (titles, questions):
+    their preview asks for the inline rendering, so it matches the site.
+    """
 
     markdown_fields: tuple[str, ...] = ()
+    markdown_inline_fields: tuple[str, ...] = ()
     form = ContentForm
 
     class Media:
@@ -52,20 +58,25 @@ class MarkdownPreviewMixin:
 
     def formfield_for_dbfield(self, db_field, request, **kwargs):
         field = super().formfield_for_dbfield(db_field, request, **kwargs)
-        if field is not None and db_field.name in self.markdown_fields:
-            field.widget.attrs["data-markdown-preview"] = reverse(
-                f"admin:{PREVIEW_URL_NAME}"
-            )
+        if field is None:
+            return field
+        url = reverse(f"admin:{PREVIEW_URL_NAME}")
+        if db_field.name in self.markdown_fields:
+            field.widget.attrs["data-markdown-preview"] = url
+        elif db_field.name in self.markdown_inline_fields:
+            field.widget.attrs["data-markdown-preview"] = url + "?inline=1"
         return field
 
 
 @require_POST
 def markdown_preview(request: HttpRequest) -> JsonResponse:
-    """Sanitised HTML for the posted `text`, as learners will see it."""
+    """Sanitised HTML for the posted `text`, as learners will see it
+    (`?inline=1`: as a title or question line is shown)."""
     text = request.POST.get("text", "")
     if len(text) > PREVIEW_MAX_CHARS:
         return JsonResponse(
             {"error": f"text longer than {PREVIEW_MAX_CHARS:,} characters"},
             status=400,
         )
-    return JsonResponse({"html": render_markdown(text)})
+    render = render_markdown_inline if request.GET.get("inline") else render_markdown
+    return JsonResponse({"html": render(text)})

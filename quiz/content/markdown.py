@@ -8,6 +8,7 @@ HTML-wise: render with Python-Markdown (Pygments highlighting), then let nh3
 from __future__ import annotations
 
 import html
+import re
 from functools import lru_cache
 
 import markdown as md
@@ -37,6 +38,12 @@ _ATTRIBUTES = {
 }
 
 
+# Blocks that scroll sideways (code, wide tables) must be reachable by
+# keyboard (WCAG 2.1.1, axe's scrollable-region-focusable): added after nh3,
+# so authors still cannot set attributes of their own.
+_SCROLLABLE = re.compile(r"<(pre|table)(?=[\s>])")
+
+
 def _figure_block(match) -> str:
     # A raw HTML block (blank lines around it) so Markdown leaves it whole.
     alt = html.escape(match["alt"], quote=True)
@@ -60,10 +67,40 @@ def render_markdown(text: str) -> str:
     rendered = md.markdown(
         text, extensions=_EXTENSIONS, extension_configs=_EXTENSION_CONFIGS
     )
-    return nh3.clean(
+    cleaned = nh3.clean(
         rendered,
         tags=_TAGS,
         attributes=_ATTRIBUTES,
         url_schemes={"http", "https", "mailto"},
         link_rel="noopener noreferrer",
     )
+    return _SCROLLABLE.sub(r'<\1 tabindex="0"', cleaned)
+
+
+# Inline Markdown for one-line fields shown inside headings, links and table
+# cells: no blocks and no links (a title is often inside a link already).
+_INLINE_TAGS = {
+    "abbr",
+    "b",
+    "br",
+    "code",
+    "del",
+    "em",
+    "i",
+    "kbd",
+    "strong",
+    "sub",
+    "sup",
+}
+
+
+@lru_cache(maxsize=4096)
+def render_markdown_inline(text: str) -> str:
+    """Sanitised inline HTML for a title, question, takeaway or prompt line.
+
+    The same Markdown as render_markdown (`code`, **bold**, *em*), without the
+    wrapping <p>, so it fits inside <h1>, <a> or <td>; block tags are dropped
+    and their text kept.
+    """
+    rendered = md.markdown(text or "")
+    return nh3.clean(rendered, tags=_INLINE_TAGS, attributes={}).strip()

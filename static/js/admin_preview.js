@@ -101,7 +101,7 @@
   // Delegated, so textareas of inline rows added later get a preview too.
   document.addEventListener("input", function (event) {
     var target = event.target;
-    if (target.matches && target.matches("textarea[data-markdown-preview]")) {
+    if (target.matches && target.matches("[data-markdown-preview]")) {
       schedule(target);
     }
   });
@@ -111,7 +111,7 @@
     var target = event.target;
     if (
       target.matches &&
-      target.matches("textarea[data-markdown-preview]") &&
+      target.matches("[data-markdown-preview]") &&
       !latest.has(target)
     ) {
       render(target);

@@ -6,7 +6,8 @@ import { basicSetup } from "codemirror";
 import { EditorView, keymap } from "@codemirror/view";
 import { EditorState, Prec } from "@codemirror/state";
 import { indentWithTab } from "@codemirror/commands";
-import { indentUnit } from "@codemirror/language";
+import { indentUnit, syntaxHighlighting } from "@codemirror/language";
+import { classHighlighter } from "@lezer/highlight";
 import { python } from "@codemirror/lang-python";
 
 function starterCode() {
@@ -72,6 +73,9 @@ function enhance(textarea) {
       extensions: [
         basicSetup,
         python(),
+        // Stable `tok-*` classes instead of CodeMirror's light-only palette:
+        // editor.css colours them for both themes (axe checks the contrast).
+        syntaxHighlighting(classHighlighter),
         indentUnit.of("    "),
         EditorState.tabSize.of(4),
         // Mod-Enter beats basicSetup's own Mod-Enter (insertBlankLine).

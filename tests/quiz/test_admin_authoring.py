@@ -215,7 +215,10 @@ def test_markdown_fields_carry_the_live_preview_hook(client, admin_user, objects
     ).content.decode()
     hook = f'data-markdown-preview="{reverse(PREVIEW)}"'
     assert f'name="body" {hook}' in html or (hook in html and 'name="body"' in html)
-    assert html.count(hook) >= 4  # body, takeaway, follow-up answer, question text
+    # body, follow-up answer, question prompt and explanation; the one-line
+    # fields (title, question, takeaway) ask for the inline preview instead.
+    assert html.count(hook) >= 4
+    assert html.count(f'data-markdown-preview="{reverse(PREVIEW)}?inline=1"') >= 4
     assert "js/admin_preview.js" in html
     # The no-JS preview of the saved text is still there.
     assert "Rendered answer (as saved)" in html
@@ -433,6 +436,13 @@ def test_the_lesson_body_previews_live_as_the_author_types(
     assert preview.locator("strong").inner_text() == "live"
     assert preview.locator("script").count() == 0
     assert page.evaluate("window.pwned === undefined")
+
+    # A one-line field (the title) previews inline, as the site shows it.
+    page.fill("#id_title", "Tying `wte`")
+    title = page.locator(".field-title .live-markdown-preview")
+    title.locator("code").wait_for(timeout=15_000)
+    assert title.locator("code").inner_text() == "wte"
+    assert title.locator("p").count() == 0
 
     # A follow-up row added after the page loaded gets a preview too.
     page.click("#follow_ups-group .add-row a")

@@ -93,7 +93,7 @@ def test_anonymous_readers_see_the_forms_and_leave_no_trace(client, course):
     html = client.get(course.get_absolute_url()).content.decode()
     assert answer_url(course, q(course, 0)) in html
     assert 'class="highlight"' in html  # highlighted code
-    assert "<table>" in html
+    assert '<table tabindex="0">' in html  # scrolls sideways, so a tab stop
     assert not LessonRead.objects.exists()
 
 
