@@ -287,6 +287,10 @@ def _wrong_attention(args, diagnosis):
         return einsum_attention(*args, dim=-2)
     if diagnosis == "transposed-weight":
         return einsum_attention(x, wa, ba, wp.T, bp, nh)
+    if diagnosis == "scale-by-d-k":
+        return einsum_attention(*args, scale=1 / (d // nh))
+    if diagnosis == "scale-multiplied":
+        return einsum_attention(*args, scale=math.sqrt(d // nh))
     raise AssertionError(diagnosis)
 
 
@@ -414,9 +418,12 @@ def _wrong_model_logits(model, idx, diagnosis):
     elif diagnosis == "head-uses-wte":
         m.lm_head.weight = m.transformer.wte.weight
     else:
+        head_size = m.config.n_embd // m.config.n_head
         flaw = {
             "missing-scale": {"scale": 1.0},
             "scale-by-n-embd": {"scale": 1 / math.sqrt(m.config.n_embd)},
+            "scale-by-d-k": {"scale": 1 / head_size},
+            "scale-multiplied": {"scale": math.sqrt(head_size)},
             "missing-causal-mask": {"mask": "none"},
             "mask-after-softmax": {"mask": "after"},
             "softmax-wrong-axis": {"dim": -2},
