@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import textwrap
@@ -230,8 +231,8 @@ def content_tree(tmp_path) -> ContentTreeBuilder:
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 
-@pytest.fixture
-def browser():
+@contextlib.contextmanager
+def launched_chromium():
     """Debian's Chromium driven by Playwright (never a downloaded browser)."""
     if not Path(CHROMIUM).exists():
         pytest.fail("Debian's chromium is not installed (make test installs it)")
@@ -256,6 +257,12 @@ def browser():
             _close_connections_of_this_context()
     finally:
         os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+
+
+@pytest.fixture
+def browser():
+    with launched_chromium() as chromium:
+        yield chromium
 
 
 def _close_connections_of_this_context() -> None:

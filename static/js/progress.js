@@ -6,19 +6,7 @@
   var source = document.getElementById("activity-data");
   if (!canvas || !source || typeof window.Chart === "undefined") return;
   var data = JSON.parse(source.textContent);
-  // Text and grid lines in the page's theme, read once. The site.css
-  // variables hold light-dark(...), which a canvas cannot parse: a probe
-  // element resolves them to plain rgb() first.
-  function themeColour(name) {
-    var probe = document.createElement("span");
-    probe.style.color = "var(" + name + ")";
-    document.body.appendChild(probe);
-    var value = getComputedStyle(probe).color;
-    probe.remove();
-    return value;
-  }
-  window.Chart.defaults.color = themeColour("--muted");
-  window.Chart.defaults.borderColor = themeColour("--line");
+  window.courseTheme.chartDefaults(window.Chart);
   // Colour-blind-safe palette (Okabe-Ito), dark enough on white.
   var colours = ["#0072B2", "#D55E00", "#009E73", "#CC79A7"];
   new window.Chart(canvas, {

@@ -26,6 +26,25 @@
 
   apply(stored());
 
+  window.courseTheme = {
+    // A site.css colour variable as plain rgb(): the variables hold
+    // light-dark(...), which a canvas cannot parse, so a probe element
+    // resolves them in the page's current theme.
+    colour: function (name) {
+      var probe = document.createElement("span");
+      probe.style.color = "var(" + name + ")";
+      document.body.appendChild(probe);
+      var value = getComputedStyle(probe).color;
+      probe.remove();
+      return value;
+    },
+    // Chart.js text and grid lines in the theme (the page's charts).
+    chartDefaults: function (Chart) {
+      Chart.defaults.color = this.colour("--muted");
+      Chart.defaults.borderColor = this.colour("--line");
+    },
+  };
+
   document.addEventListener("DOMContentLoaded", function () {
     var select = document.getElementById("theme-choice");
     if (!select) return;

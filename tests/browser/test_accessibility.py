@@ -12,7 +12,6 @@ add one entry to PAGES.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -152,31 +151,12 @@ def _resolves(path: str) -> bool:
 def module_browser():
     """One Chromium for the whole module (a launch per test would cost
     more than the pages); the same settings as conftest's `browser`."""
-    from tests.conftest import CHROMIUM, _close_connections_of_this_context
+    from tests.conftest import launched_chromium
 
-    if not Path(CHROMIUM).exists():
-        pytest.fail("Debian's chromium is not installed (make test installs it)")
     if not AXE.exists():
         pytest.fail(f"{AXE} is missing: run scripts/build_assets.sh (npm ci)")
-    from playwright.sync_api import sync_playwright
-
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(
-                executable_path=CHROMIUM,
-                args=[
-                    "--headless",
-                    "--no-sandbox",
-                    "--disable-gpu",
-                    "--disable-background-networking",
-                ],
-            )
-            yield browser
-            browser.close()
-            _close_connections_of_this_context()
-    finally:
-        os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    with launched_chromium() as chromium:
+        yield chromium
 
 
 @pytest.fixture
