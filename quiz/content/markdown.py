@@ -94,6 +94,9 @@ _INLINE_TAGS = {
 }
 
 
+_NUMBERED = re.compile(r"^(\s*\d+)([.)]\s)", re.MULTILINE)
+
+
 @lru_cache(maxsize=4096)
 def render_markdown_inline(text: str) -> str:
     """Sanitised inline HTML for a title, question, takeaway or prompt line.
@@ -102,5 +105,14 @@ def render_markdown_inline(text: str) -> str:
     wrapping <p>, so it fits inside <h1>, <a> or <td>; block tags are dropped
     and their text kept.
     """
-    rendered = md.markdown(text or "")
+    # A numbered title is not a list: "1. The head" keeps its number.
+    line = _NUMBERED.sub(lambda m: m.group(1) + "\\" + m.group(2), text or "")
+    rendered = md.markdown(line)
     return nh3.clean(rendered, tags=_INLINE_TAGS, attributes={}).strip()
+
+
+def render_markdown_plain(text: str) -> str:
+    """The text of a Markdown line without its markup, for places that take
+    no HTML (chart labels, title attributes): `wte` and **bytes** read as
+    wte and bytes, not with their backticks and asterisks."""
+    return html.unescape(nh3.clean(render_markdown_inline(text), tags=set()))

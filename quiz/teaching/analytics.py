@@ -17,6 +17,7 @@ from django.db.models import Count, Q
 
 from grader.models import Exercise, Submission
 from grader.selectors import GRADED
+from quiz.content.markdown import render_markdown_plain
 from quiz.learning.models import QuestionAttempt
 from quiz.teaching.models import Cohort, CohortMembership
 from quiz.teaching.selectors import member_ids
@@ -71,9 +72,10 @@ class QuestionStats:
     def label(self) -> str:
         """A chart label a person can read: the lesson's title and the
         question's first words (not a slug and a database id)."""
-        words = " ".join(self.prompt.split())
+        words = " ".join(render_markdown_plain(self.prompt).split())
         short = words if len(words) <= 48 else words[:47].rstrip() + "…"
-        return f"{self.lesson_title or self.lesson}: {short}"
+        title = render_markdown_plain(self.lesson_title) or self.lesson
+        return f"{title}: {short}"
 
     @property
     def percent_right(self) -> float:

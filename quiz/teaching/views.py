@@ -14,6 +14,7 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
+from quiz.content.markdown import render_markdown_plain
 from quiz.teaching import csv_files
 from quiz.teaching import selectors as sel
 from quiz.teaching.access import (
@@ -86,7 +87,7 @@ def cohort_analytics_view(request, cohort_id: int):
     active = analytics.active_exercises  # the chart leaves out the zeros
     chart_data = {
         "exercises": {
-            "labels": [e.title for e in active],
+            "labels": [render_markdown_plain(e.title) for e in active],
             "pass_rate": [
                 None if e.pass_rate is None else round(100 * e.pass_rate, 1)
                 for e in active

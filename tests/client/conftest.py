@@ -102,7 +102,9 @@ def course_server():
     )
     try:
         stack.manage("migrate", "-v0")
-        stack.manage("load_content", timeout=600)
+        # One torch thread for the figures: on a busy 2-core machine two
+        # spinning OpenMP threads per process slowed this step tenfold.
+        stack.manage("load_content", timeout=900, OMP_NUM_THREADS="1")
         worker = stack.start_worker(slots=2)
         server = CourseServer(url="", stack=stack)
         server.url = server.gunicorn()

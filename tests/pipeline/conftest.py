@@ -187,11 +187,11 @@ class Stack:
         }
         self.workers: list[subprocess.Popen] = []
 
-    def manage(self, *args: str, timeout: float = 300) -> str:
+    def manage(self, *args: str, timeout: float = 300, **env: str) -> str:
         result = subprocess.run(
             [PYTHON, "manage.py", *args],
             cwd=PROJECT_ROOT,
-            env=self.env,
+            env={**self.env, **env},
             capture_output=True,
             text=True,
             timeout=timeout,

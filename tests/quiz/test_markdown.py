@@ -1,6 +1,10 @@
 """Rendered Markdown is highlighted and cannot carry script."""
 
-from quiz.content.markdown import render_markdown, render_markdown_inline
+from quiz.content.markdown import (
+    render_markdown,
+    render_markdown_inline,
+    render_markdown_plain,
+)
 
 
 def test_code_blocks_are_highlighted():
@@ -70,3 +74,8 @@ def test_inline_markdown_drops_blocks_links_and_script_but_keeps_text():
     )
     assert "<h1" not in html and "<a" not in html and "<script" not in html
     assert html.startswith("Title link")
+
+
+def test_inline_markdown_keeps_a_titles_number():
+    assert render_markdown_inline("1. The `head`") == "1. The <code>head</code>"
+    assert render_markdown_plain("2) **Tied** heads") == "2) Tied heads"
