@@ -74,16 +74,29 @@ def make_cases(seed: int) -> list[dict]:
             too_long=True,
         ),
     ]
-    for i in range(4):
+    # Every draw has a chunk inside the table, one ending just below, one
+    # exactly on and one just past its last row, and one past it by a random
+    # amount: an off-by-one in the limit check is caught on every attempt,
+    # not by luck. Tables, chunk lengths and ids stay random.
+    ends = [
+        ("inside the table", None),
+        ("ending just below the last row", -1),
+        ("ending on the last row", 0),
+        ("ending one past the last row", 1),
+        ("running further past the last row", None),
+    ]
+    for i, (where, over) in enumerate(ends):
         table, block = draw_table(rng)
-        case = new_case(f"hidden {i + 1}", True, **table)
+        case = new_case(f"hidden {i + 1}: {where}", True, **table)
+        t = case["t"] = rng.randint(1, 4)
         case["b"] = rng.randint(1, 3)
-        case["t"] = rng.randint(1, 4)
-        if i == 3:  # one hidden case runs past the end of the table
-            case["start"] = rng.randint(block - case["t"] + 1, block)
-            case["too_long"] = True
+        if over is not None:  # the chunk's last position is block - 1 + over
+            case["start"] = block + over - t
+        elif i == 0:
+            case["start"] = rng.randint(1, block - t - 1)
         else:
-            case["start"] = rng.randint(1, block - case["t"])
+            case["start"] = rng.randint(block - t + 2, block + 1)
+        case["too_long"] = case["start"] + t > block
         case["seed"] = rng.randrange(2**31)
         cases.append(case)
     return cases
