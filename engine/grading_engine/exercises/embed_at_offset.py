@@ -33,6 +33,12 @@ TOO_LONG = (
     "block_size do not exist: check start + t <= wpe.shape[0] and raise a "
     "ValueError that names the limit",
 )
+REFUSED_A_FIT = (
+    "length-check-off-by-one",
+    "the chunk's last position is start + t - 1, and a table of block_size "
+    "rows has positions 0..block_size - 1: a chunk whose last token lands on "
+    "the last row fits. Refuse only when start + t > wpe.shape[0]",
+)
 _ERRORS = [
     (
         "must match the size of tensor",
@@ -93,7 +99,7 @@ def make_cases(seed: int) -> list[dict]:
         if over is not None:  # the chunk's last position is block - 1 + over
             case["start"] = block + over - t
         elif i == 0:
-            case["start"] = rng.randint(1, block - t - 1)
+            case["start"] = rng.randint(1, block - t - 2)
         else:
             case["start"] = rng.randint(block - t + 2, block + 1)
         case["too_long"] = case["start"] + t > block
@@ -184,9 +190,31 @@ def _variants(idx, wte, wpe, start) -> list[Variant]:
     ]
 
 
+def _refused_a_fit(case: dict, data: dict) -> list[CheckResult]:
+    """[the failed check] when a chunk that fits the table was refused."""
+    if not raised(data.get("error"), "ValueError"):
+        return []
+    idx, _, wpe, start = inputs(case)
+    last = start + idx.shape[1] - 1
+    return [
+        fail(
+            case["name"],
+            f"you raised ValueError for positions {start}..{last}, but wpe has "
+            f"{wpe.shape[0]} rows (positions 0..{wpe.shape[0] - 1}): "
+            + REFUSED_A_FIT[1],
+            expected="the embedding",
+            got="ValueError",
+            diagnosis=REFUSED_A_FIT[0],
+            hidden=bool(case["hidden"]),
+        )
+    ]
+
+
 def check_case(case: dict, data: dict, tensors: dict):
     if case.get("too_long"):
         return _check_refusal(case, data, tensors)
+    if refused := _refused_a_fit(case, data):
+        return refused
     if raised := case_error(case, data, _ERRORS):
         return raised
     idx, wte, wpe, start = inputs(case)
