@@ -125,6 +125,19 @@ def test_embed_at_offset_names_a_refused_chunk_that_fits():
     assert "start + t > wpe.shape[0]" in failed[0].message
 
 
+@pytest.mark.parametrize("seed", range(0, 200, 7))
+def test_vocab_padding_draws_on_just_past_and_just_short_of_a_multiple(seed):
+    """Rounding mistakes that agree with the ceiling away from a boundary
+    meet all three kinds of vocabulary in every draw."""
+    kinds = set()
+    for case in vocab_padding.make_cases(seed):
+        args = case["args"]
+        if case["hidden"] and case["name"].startswith("random"):
+            rest = args["vocab_size"] % args["multiple"]
+            kinds.add({0: "on", 1: "just past"}.get(rest, rest - args["multiple"]))
+    assert kinds == {"on", "just past", -1}
+
+
 def test_nearest_tokens_accepts_a_tensor_of_ids_and_float64_math():
     def nearest(W, token_id, k):
         W = W.double()
