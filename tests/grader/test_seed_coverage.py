@@ -82,3 +82,18 @@ def test_every_draw_catches_every_wrong_solution(slug):
     reference = submitted_function(slug, spec["solution"])
     failed = [seed for seed in SEEDS if _fails(module, reference, draws[seed])]
     assert not failed, f"the reference fails on seeds {failed[:10]}"
+
+
+def test_every_cached_decode_draw_fills_one_cache_to_the_context_length():
+    """The last position of the context (block_size - 1) is decoded in every
+    draw, not only when the chunk lengths happen to add up to it."""
+    from grading_engine.reference import get_config
+
+    module = load_harness("cached-decode-step")
+    for seed in SEEDS:
+        totals = {
+            sum(c["chunks"]) - get_config(c["config"]).block_size
+            for c in module.make_cases(seed)
+            if c["hidden"]
+        }
+        assert 0 in totals and max(totals) <= 0, (seed, totals)
