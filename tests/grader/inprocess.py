@@ -58,23 +58,36 @@ def grade_fn_in_process(slug: str, fn: Callable, seed: int, *, wire: bool = True
     module = load_harness(slug)
     results = []
     for case in module.make_cases(seed):
-        if wire:
-            case = json.loads(json.dumps(case))
-        data, tensors = run_watched(module, fn, case)  # as the child does
-        if wire:
-            data, tensors = _over_the_wire(data, tensors)
-        results += module.check_case(case, data, tensors)
+        results += grade_case_in_process(module, fn, case, wire=wire)
     return results
+
+
+def grade_case_in_process(module, fn: Callable, case: dict, *, wire: bool = True):
+    """The check results for `fn` on one case of an exercise module.
+
+    For tests that grade only the cases they need (e.g. one draw's hidden
+    cases, stopping at the first failure) instead of a whole seed.
+    """
+    if wire:
+        case = json.loads(json.dumps(case))
+    data, tensors = run_watched(module, fn, case)  # as the child does
+    if wire:
+        data, tensors = _over_the_wire(data, tensors)
+    return module.check_case(case, data, tensors)
+
+
+def submitted_function(slug: str, code: str, entry_point: str | None = None):
+    """Exec submitted source as a module would be and return its entry point."""
+    namespace = {"__name__": "__submission__"}
+    exec(compile(code, "<submission>", "exec"), namespace)  # noqa: S102
+    return namespace[entry_point or load_spec(slug)["entry_point"]]
 
 
 def grade_in_process(
     slug: str, code: str, seed: int, *, entry_point: str | None = None
 ) -> list:
     """Exec submitted source as a module would be and grade its entry point."""
-    namespace = {"__name__": "__submission__"}
-    exec(compile(code, "<submission>", "exec"), namespace)  # noqa: S102
-    fn = namespace[entry_point or load_spec(slug)["entry_point"]]
-    return grade_fn_in_process(slug, fn, seed)
+    return grade_fn_in_process(slug, submitted_function(slug, code, entry_point), seed)
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -97,6 +97,47 @@ def test_embed_at_offset_refuses_other_errors_past_the_table():
     assert "RuntimeError" in refused[0].message
 
 
+@pytest.mark.parametrize("seed", range(0, 200, 7))
+def test_embed_at_offset_draws_every_boundary_of_the_table(seed):
+    """Each draw has chunks ending just below, on and one past the last row
+    (and one further past): the limit check's off-by-ones show every time."""
+    overs = set()
+    for case in embed_at_offset.make_cases(seed):
+        if case["hidden"]:
+            _, _, wpe, start = embed_at_offset.inputs(case)
+            over = start + case["t"] - wpe.shape[0]  # 0: last token on the last row
+            assert case.get("too_long", False) == (over > 0)
+            overs.add(over)
+    assert {-1, 0, 1} <= overs and max(overs) >= 1 and min(overs) < -1
+
+
+def test_embed_at_offset_names_a_refused_chunk_that_fits():
+    def embed_at(idx, wte, wpe, start):
+        t = idx.shape[1]
+        if start + t >= wpe.shape[0]:  # off by one: the last row is usable
+            raise ValueError("positions past the table")
+        return wte[idx] + wpe[start : start + t]
+
+    checks = grade_in_process(embed_at_offset, embed_at, seed=5)
+    failed = [c for c in checks if not c.passed]
+    assert [c.name for c in failed] == ["hidden 3: ending on the last row"]
+    assert failed[0].diagnosis == "length-check-off-by-one"
+    assert "start + t > wpe.shape[0]" in failed[0].message
+
+
+@pytest.mark.parametrize("seed", range(0, 200, 7))
+def test_vocab_padding_draws_on_just_past_and_just_short_of_a_multiple(seed):
+    """Rounding mistakes that agree with the ceiling away from a boundary
+    meet all three kinds of vocabulary in every draw."""
+    kinds = set()
+    for case in vocab_padding.make_cases(seed):
+        args = case["args"]
+        if case["hidden"] and case["name"].startswith("random"):
+            rest = args["vocab_size"] % args["multiple"]
+            kinds.add({0: "on", 1: "just past"}.get(rest, rest - args["multiple"]))
+    assert kinds == {"on", "just past", -1}
+
+
 def test_nearest_tokens_accepts_a_tensor_of_ids_and_float64_math():
     def nearest(W, token_id, k):
         W = W.double()

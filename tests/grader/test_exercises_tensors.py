@@ -332,3 +332,15 @@ def test_gpt2_forward_with_fused_attention_passes():
     )
     results = grade("gpt2-forward", fused, SEEDS[0])
     assert all(r.passed for r in results), [r.message for r in results if not r.passed]
+
+
+def test_a_float32_softmax_of_logits_near_800_passes_every_draw():
+    """Seed 46 draws logits near 800 at T=0.8, where a correct float32 softmax
+    was off by 1.04e-4 relative and failed rtol=1e-4: the check now allows
+    the rounding float32 cannot avoid, on that draw and every other."""
+    from tests.grader.inprocess import grade_in_process
+
+    solution = exercise("softmax-temperature")["solution"]
+    for seed in (46, *range(0, 200, 9)):
+        results = grade_in_process("softmax-temperature", solution, seed)
+        assert all(r.passed for r in results), (seed, [r.message for r in results])

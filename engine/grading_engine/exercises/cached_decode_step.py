@@ -105,6 +105,8 @@ def make_cases(seed: int) -> list[dict]:
         chunks = [rng.randint(2, 6)]
         while sum(chunks) < limit - 6 and len(chunks) < 7:
             chunks.append(rng.choice([1, 1, 2, 3]))
+        if i == 2:  # every draw fills one cache up to the last position
+            chunks.append(limit - sum(chunks))
         cases.append(
             {
                 "name": f"hidden {i + 1}",

@@ -33,6 +33,12 @@ TOO_LONG = (
     "block_size do not exist: check start + t <= wpe.shape[0] and raise a "
     "ValueError that names the limit",
 )
+REFUSED_A_FIT = (
+    "length-check-off-by-one",
+    "the chunk's last position is start + t - 1, and a table of block_size "
+    "rows has positions 0..block_size - 1: a chunk whose last token lands on "
+    "the last row fits. Refuse only when start + t > wpe.shape[0]",
+)
 _ERRORS = [
     (
         "must match the size of tensor",
@@ -74,16 +80,29 @@ def make_cases(seed: int) -> list[dict]:
             too_long=True,
         ),
     ]
-    for i in range(4):
+    # Every draw has a chunk inside the table, one ending just below, one
+    # exactly on and one just past its last row, and one past it by a random
+    # amount: an off-by-one in the limit check is caught on every attempt,
+    # not by luck. Tables, chunk lengths and ids stay random.
+    ends = [
+        ("inside the table", None),
+        ("ending just below the last row", -1),
+        ("ending on the last row", 0),
+        ("ending one past the last row", 1),
+        ("running further past the last row", None),
+    ]
+    for i, (where, over) in enumerate(ends):
         table, block = draw_table(rng)
-        case = new_case(f"hidden {i + 1}", True, **table)
+        case = new_case(f"hidden {i + 1}: {where}", True, **table)
+        t = case["t"] = rng.randint(1, 4)
         case["b"] = rng.randint(1, 3)
-        case["t"] = rng.randint(1, 4)
-        if i == 3:  # one hidden case runs past the end of the table
-            case["start"] = rng.randint(block - case["t"] + 1, block)
-            case["too_long"] = True
+        if over is not None:  # the chunk's last position is block - 1 + over
+            case["start"] = block + over - t
+        elif i == 0:
+            case["start"] = rng.randint(1, block - t - 2)
         else:
-            case["start"] = rng.randint(1, block - case["t"])
+            case["start"] = rng.randint(block - t + 2, block + 1)
+        case["too_long"] = case["start"] + t > block
         case["seed"] = rng.randrange(2**31)
         cases.append(case)
     return cases
@@ -171,9 +190,31 @@ def _variants(idx, wte, wpe, start) -> list[Variant]:
     ]
 
 
+def _refused_a_fit(case: dict, data: dict) -> list[CheckResult]:
+    """[the failed check] when a chunk that fits the table was refused."""
+    if not raised(data.get("error"), "ValueError"):
+        return []
+    idx, _, wpe, start = inputs(case)
+    last = start + idx.shape[1] - 1
+    return [
+        fail(
+            case["name"],
+            f"you raised ValueError for positions {start}..{last}, but wpe has "
+            f"{wpe.shape[0]} rows (positions 0..{wpe.shape[0] - 1}): "
+            + REFUSED_A_FIT[1],
+            expected="the embedding",
+            got="ValueError",
+            diagnosis=REFUSED_A_FIT[0],
+            hidden=bool(case["hidden"]),
+        )
+    ]
+
+
 def check_case(case: dict, data: dict, tensors: dict):
     if case.get("too_long"):
         return _check_refusal(case, data, tensors)
+    if refused := _refused_a_fit(case, data):
+        return refused
     if raised := case_error(case, data, _ERRORS):
         return raised
     idx, wte, wpe, start = inputs(case)

@@ -42,14 +42,16 @@ def make_cases(seed: int) -> list[dict]:
     cases = []
     for name, config, hidden, b, t in specs:
         V = get_config(config).vocab_size
+        # A visible case draws from its position, so it is the same every attempt.
+        draw = rng if hidden else random.Random(len(cases))
         cases.append(
             {
                 "name": name,
                 "hidden": hidden,
                 "config": config,
                 "seed": rng.randrange(2**31) if hidden else len(cases),
-                "idx": [[rng.randrange(V) for _ in range(t)] for _ in range(b)],
-                "targets": [[rng.randrange(V) for _ in range(t)] for _ in range(b)],
+                "idx": [[draw.randrange(V) for _ in range(t)] for _ in range(b)],
+                "targets": [[draw.randrange(V) for _ in range(t)] for _ in range(b)],
             }
         )
     return cases

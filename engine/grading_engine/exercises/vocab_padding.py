@@ -66,13 +66,12 @@ def make_cases(seed: int) -> list[dict]:
             bytes_per_element=2,
         ),
     ]
-    for i in range(3):
+    # Every draw has a vocabulary already on a multiple, one just past one and
+    # one just short of one, so rounding to the nearest multiple or adding a
+    # block to an exact one fails on every attempt. The sizes stay random.
+    for i, beyond in enumerate((0, 1, -1)):
         multiple = rng.choice([8, 64, 128, 256])
-        vocab = rng.randint(1000, 200_000)
-        if i == 0:
-            vocab = multiple * rng.randint(100, 1000)  # already a multiple
-        elif vocab % multiple == 0:
-            vocab += 1
+        vocab = multiple * rng.randint(100, 1000) + beyond
         cases.append(
             _case(
                 f"random vocabulary {i + 1}",

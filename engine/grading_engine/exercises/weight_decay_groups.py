@@ -82,7 +82,17 @@ def make_cases(seed: int) -> list[dict]:
             ["linear", names[5], d, v, False],
         ]
         rng.shuffle(layers)
-        tie = [names[0], names[5]] if rng.random() < 0.6 else None
+        # Every draw ties the head to the embedding registered after it once
+        # and before it once, so a rule that depends on which of the two
+        # modules comes first fails every attempt; the third case is drawn.
+        tie = [names[0], names[5]] if i < 2 or rng.random() < 0.6 else None
+        if i < 2:
+            first, second = sorted(
+                (j for j, layer in enumerate(layers) if layer[1] in tie),
+            )
+            embedding_first = layers[first][0] == "embedding"
+            if embedding_first != (i == 0):
+                layers[first], layers[second] = layers[second], layers[first]
         cases.append(
             {
                 "name": f"hidden random module {i + 1}",
