@@ -80,6 +80,7 @@ class ExerciseRecord:
     starter: str
     solution: str
     wrong_solutions: list[dict]
+    right_solutions: list[dict] = field(default_factory=list)
     lines: dict[str, int] = field(default_factory=dict)
     options: dict = field(default_factory=dict)
 
@@ -348,6 +349,10 @@ def _parse_exercise(path: Path, problems: list) -> ExerciseRecord | None:
     if not all(isinstance(w, dict) and isinstance(w.get("code"), str) for w in wrong):
         f._bad("wrong_solutions", "each wrong solution needs 'name' and 'code'")
         wrong = []
+    right = f.get("right_solutions", list, required=False, default=[])
+    if not all(isinstance(r, dict) and isinstance(r.get("code"), str) for r in right):
+        f._bad("right_solutions", "each right solution needs 'name' and 'code'")
+        right = []
     entry_point = f.get("entry_point", str)
     if entry_point is not None and not entry_point.isidentifier():
         f._bad(
@@ -365,6 +370,7 @@ def _parse_exercise(path: Path, problems: list) -> ExerciseRecord | None:
         starter=f.get("starter", str),
         solution=f.get("solution", str),
         wrong_solutions=wrong,
+        right_solutions=right,
         options=f.get("options", dict, required=False, default={}),
     )
     if record.options and record.harness:

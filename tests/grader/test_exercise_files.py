@@ -31,7 +31,7 @@ REQUIRED = {
     "solution",
     "wrong_solutions",
 }
-KNOWN = REQUIRED | {"lesson", "options"}
+KNOWN = REQUIRED | {"lesson", "options", "right_solutions"}
 SEED = 20_240_611  # fixed, so a failure here can be replayed
 TIMEOUT = 180.0  # a cold child may build GPT-2 small on a busy machine
 
@@ -40,11 +40,11 @@ def load(path: Path) -> dict:
     return yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
-def wrong_solution_params():
+def solution_params(key: str):
     params = []
     for path in FILES:
-        for index, wrong in enumerate(load(path).get("wrong_solutions") or []):
-            label = f"{path.stem}-{index}-{wrong.get('name', '?')}".replace(" ", "-")
+        for index, known in enumerate(load(path).get(key) or []):
+            label = f"{path.stem}-{index}-{known.get('name', '?')}".replace(" ", "-")
             params.append(pytest.param(path, index, id=label))
     return params
 
@@ -109,6 +109,14 @@ def test_exercise_file_is_valid_and_complete(path):
         assert wrong["diagnosis"] is None or isinstance(wrong["diagnosis"], str)
         compile(wrong["code"], wrong["name"], "exec")
 
+    rights = exercise.get("right_solutions", [])
+    assert isinstance(rights, list)
+    for right in rights:
+        assert {"name", "code"} <= set(right) and "diagnosis" not in right
+        compile(right["code"], right["name"], "exec")
+    names = [known["name"] for known in [*wrongs, *rights]]
+    assert len(names) == len(set(names)), "each known solution has its own name"
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
@@ -121,7 +129,7 @@ def test_reference_solution_passes(runner, path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("path", "index"), wrong_solution_params())
+@pytest.mark.parametrize(("path", "index"), solution_params("wrong_solutions"))
 def test_wrong_solution_fails_with_its_diagnosis(runner, path, index):
     exercise = load(path)
     wrong = exercise["wrong_solutions"][index]
@@ -130,3 +138,16 @@ def test_wrong_solution_fails_with_its_diagnosis(runner, path, index):
     if wrong["diagnosis"] is not None:
         named = {c.diagnosis for c in verdict.checks if not c.passed}
         assert wrong["diagnosis"] in named, [c.message for c in verdict.checks]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("path", "index"), solution_params("right_solutions"))
+def test_right_solution_passes(runner, path, index):
+    """A right answer in another idiom (einsum, loops, a namedtuple, prints)
+    passes: the grader judges what the prompt asks, not the reference's form."""
+    exercise = load(path)
+    right = exercise["right_solutions"][index]
+    verdict = run(runner, exercise, right["code"])
+    failed = [(c.message, c.diagnosis) for c in verdict.checks if not c.passed]
+    assert verdict.status == "passed", failed
+    assert verdict.score == 1.0
