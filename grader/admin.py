@@ -26,6 +26,23 @@ from quiz.content.authoring import ContentForm, MarkdownPreviewMixin
 from quiz.core.audit import AuditedAdminMixin, audit_snapshot
 
 
+def _known_solutions(value, label: str, example: str) -> list:
+    """A JSON list of {name, code, ...} items, or a message saying what is wrong."""
+    if value in (None, ""):
+        return []
+    if not isinstance(value, list):
+        raise forms.ValidationError(f"Expected a JSON list like {example}.")
+    for number, item in enumerate(value, start=1):
+        if not isinstance(item, dict) or not all(
+            isinstance(item.get(key), str) and item[key].strip()
+            for key in ("name", "code")
+        ):
+            raise forms.ValidationError(
+                f"{label} {number} needs text 'name' and 'code'."
+            )
+    return value
+
+
 class ExerciseForm(ContentForm):
     class Meta:
         model = Exercise
@@ -60,23 +77,18 @@ class ExerciseForm(ContentForm):
         return entry_point
 
     def clean_wrong_solutions(self) -> list:
-        wrong = self.cleaned_data["wrong_solutions"]
-        if wrong in (None, ""):
-            return []
-        if not isinstance(wrong, list):
-            raise forms.ValidationError(
-                'Expected a JSON list like [{"name": "...", "diagnosis": "...", '
-                '"code": "..."}].'
-            )
-        for number, item in enumerate(wrong, start=1):
-            if not isinstance(item, dict) or not all(
-                isinstance(item.get(key), str) and item[key].strip()
-                for key in ("name", "code")
-            ):
-                raise forms.ValidationError(
-                    f"Wrong solution {number} needs text 'name' and 'code'."
-                )
-        return wrong
+        return _known_solutions(
+            self.cleaned_data["wrong_solutions"],
+            "Wrong solution",
+            '[{"name": "...", "diagnosis": "...", "code": "..."}]',
+        )
+
+    def clean_right_solutions(self) -> list:
+        return _known_solutions(
+            self.cleaned_data["right_solutions"],
+            "Right variant",
+            '[{"name": "...", "code": "..."}]',
+        )
 
     def clean(self):
         cleaned = super().clean()
@@ -118,7 +130,7 @@ class ExerciseAdmin(AuditedAdminMixin, MarkdownPreviewMixin, admin.ModelAdmin):
         (None, {"fields": ["slug", "title", "lesson", "published", "version_status"]}),
         ("Grading", {"fields": ["harness", "entry_point", "signature", "options"]}),
         ("Learner view", {"fields": ["prompt", "starter"]}),
-        ("Answers", {"fields": ["solution", "wrong_solutions"]}),
+        ("Answers", {"fields": ["solution", "wrong_solutions", "right_solutions"]}),
         (
             "Verification",
             {

@@ -32,6 +32,7 @@ def exercise_upsert(*, record: ExerciseRecord, source_path: str) -> str:
         "starter": record.starter,
         "solution": record.solution,
         "wrong_solutions": record.wrong_solutions,
+        "right_solutions": record.right_solutions,
         "options": record.options,
         "source_path": source_path,
     }
@@ -69,6 +70,7 @@ def exercise_records() -> list[ExerciseRecord]:
             starter=exercise.starter,
             solution=exercise.solution,
             wrong_solutions=exercise.wrong_solutions,
+            right_solutions=exercise.right_solutions,
             options=exercise.options,
         )
         for exercise in Exercise.objects.select_related("lesson").order_by("slug")

@@ -38,6 +38,13 @@ class Exercise(models.Model):
         blank=True,
         help_text="Known mistakes [{name, diagnosis, code}]; tests prove each fails.",
     )
+    right_solutions = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Right answers in other idioms [{name, code}]; tests and "
+        "verification prove each passes, so the checks accept what the prompt "
+        "allows and not only the reference's form.",
+    )
     published = models.BooleanField(default=True)
     options = models.JSONField(
         default=dict,

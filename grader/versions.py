@@ -38,6 +38,7 @@ VERSIONED_FIELDS = (
     "starter",
     "solution",
     "wrong_solutions",
+    "right_solutions",
     "options",
     "published",
 )
@@ -116,6 +117,8 @@ def _needs_grading(live: Exercise, content: dict) -> bool:
         return True
     if content["wrong_solutions"] != live.wrong_solutions:
         return True
+    if content["right_solutions"] != live.right_solutions:
+        return True
     return not exercise_is_verified(exercise=_candidate(live, content))
 
 
@@ -153,7 +156,9 @@ def exercise_save(
             exercise=exercise,
             number=number,
             content=content,
-            total=1 + len(content["wrong_solutions"] or []),
+            total=1
+            + len(content["wrong_solutions"] or [])
+            + len(content["right_solutions"] or []),
             created_by=actor if getattr(actor, "pk", None) else None,
         )
         if not creating and not _needs_grading(live, content):
@@ -165,6 +170,8 @@ def exercise_save(
                 version,
             )
         transaction.on_commit(lambda: send(version.pk))
+    wrongs = len(content["wrong_solutions"] or [])
+    rights = len(content["right_solutions"] or [])
     if creating:
         keeps = "It stays unpublished until this version passes."
     else:
@@ -172,10 +179,14 @@ def exercise_save(
     return SaveOutcome(
         messages.INFO,
         f"{exercise.slug}: saved as version {number}; verifying it in the "
-        f"background (its reference solution must pass and its "
-        f"{version.total - 1} known wrong solutions must fail). {keeps}",
+        f"background (its reference solution and {_count(rights, 'right variant')} "
+        f"must pass, {_count(wrongs, 'known wrong solution')} must fail). {keeps}",
         version,
     )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _next_number(exercise: Exercise) -> int:
@@ -230,6 +241,22 @@ def exercise_version_verify(*, version_id: int, runner=None) -> str | None:
                         "name": f"wrong solution {item['name']}",
                         "message": "passes every check, so the checks cannot "
                         "tell this mistake from a right answer",
+                    }
+                )
+            _progress(version, done, problems)
+        right = version.content.get("right_solutions") or []
+        for done, item in enumerate(right, start=2 + len(wrong)):
+            _progress(version, done - 1, problems, step=f"right variant {item['name']}")
+            graded = solution_grade(
+                exercise=candidate, runner=runner, code=item["code"]
+            )
+            if graded["status"] != "passed":
+                said = "; ".join(f["message"] for f in graded.get("failed", [])[:2])
+                problems.append(
+                    {
+                        "name": f"right variant {item['name']}",
+                        "message": "fails, so the checks refuse an answer the "
+                        f"prompt allows: {said or graded['status']}",
                     }
                 )
             _progress(version, done, problems)

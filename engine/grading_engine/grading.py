@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from grading_engine.checks.result import CheckResult
+from grading_engine.checks.tensors import shared_checks
 from grading_engine.exercises.base import load_harness
 from grading_engine.harness.wire import WireError, decode_result
 from grading_engine.runner import CancelToken, ChildOutcome, Runner, Slow
@@ -204,6 +205,7 @@ def judge(
 
 
 def _check(module, case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+    """The harness's checks of one case, then the judges every exercise shares."""
     # Malformed data (a tampered harness, a learner object that captured
     # oddly) must fail the case, not crash the grader.
     try:
@@ -220,7 +222,7 @@ def _check(module, case: dict, data: dict, tensors: dict) -> list[CheckResult]:
         ]
     if not results or not all(isinstance(r, CheckResult) for r in results):
         raise TypeError(f"{module.__name__}.check_case returned no CheckResults")
-    return list(results)
+    return [*results, *shared_checks(module, case, data, results)]
 
 
 def _error_name(error: dict) -> str:

@@ -172,6 +172,7 @@ def _lesson_file(lesson: Lesson, exercises: list[str]) -> str:
 
 
 def _wrong_solution(item: dict) -> dict:
+    """A known solution, wrong or right, with its keys in the documented order."""
     # PostgreSQL's jsonb forgets key order; write the documented order back.
     known = {key: _text(item[key]) for key in _WRONG_SOLUTION_KEYS if key in item}
     rest = {key: item[key] for key in sorted(item) if key not in known}
@@ -195,6 +196,8 @@ def _exercise_file(exercise: ExerciseRecord) -> str:
     )
     if exercise.wrong_solutions:
         data["wrong_solutions"] = [_wrong_solution(w) for w in exercise.wrong_solutions]
+    if exercise.right_solutions:
+        data["right_solutions"] = [_wrong_solution(r) for r in exercise.right_solutions]
     if exercise.options:
         data["options"] = exercise.options
     return _yaml(data)

@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
+from grading_engine.checks.tensors import shared_checks
 from grading_engine.exercises.base import load_harness
 from grading_engine.harness.inputs import run_watched
 from safetensors.torch import load as st_load
@@ -73,7 +74,8 @@ def grade_case_in_process(module, fn: Callable, case: dict, *, wire: bool = True
     data, tensors = run_watched(module, fn, case)  # as the child does
     if wire:
         data, tensors = _over_the_wire(data, tensors)
-    return module.check_case(case, data, tensors)
+    results = module.check_case(case, data, tensors)
+    return [*results, *shared_checks(module, case, data, results)]  # as judge does
 
 
 def submitted_function(slug: str, code: str, entry_point: str | None = None):

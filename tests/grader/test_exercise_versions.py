@@ -181,6 +181,40 @@ def test_a_wrong_solution_that_passes_keeps_the_draft_out(
     assert len(graded) == 2  # the reference, then the wrong solution
 
 
+def test_a_right_variant_the_checks_refuse_keeps_the_draft_out(
+    live, graded, django_capture_on_commit_callbacks
+):
+    right = [
+        {
+            "name": "a loop",
+            "code": GOOD.replace("return", "total = 0  # BAD\n    return"),
+        },
+        {"name": "math", "code": GOOD},
+    ]
+    outcome, status = admin_save(
+        django_capture_on_commit_callbacks, right_solutions=right
+    )
+    assert "2 right variants" in outcome.message
+    assert status == ExerciseVersion.Status.FAILED
+    version = ExerciseVersion.objects.get()
+    assert (version.done, version.total) == (4, 4)
+    (failed,) = version.verification["failed"]
+    assert failed["name"] == "right variant a loop"
+    assert "refuse an answer the prompt allows" in failed["message"]
+    assert "got 0" in failed["message"]
+    assert Exercise.objects.get().right_solutions == live.right_solutions
+    assert graded[-2:] == [right[0]["code"], right[1]["code"]]
+
+
+def test_right_variants_that_pass_go_live_with_the_version(
+    live, django_capture_on_commit_callbacks
+):
+    right = [{"name": "math", "code": GOOD}]
+    _, status = admin_save(django_capture_on_commit_callbacks, right_solutions=right)
+    assert status == ExerciseVersion.Status.LIVE
+    assert Exercise.objects.get().right_solutions == right
+
+
 def test_a_change_of_words_goes_live_without_grading(
     live, graded, django_capture_on_commit_callbacks
 ):

@@ -14,9 +14,22 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
-from grading_engine.checks.tensors import MUTATED_INPUT, input_changes
+from grading_engine.checks.tensors import (
+    MODEL_CHANGE_KINDS,
+    MODEL_CHANGED,
+    MODEL_LEFT_UNTIED,
+    MUTATED_INPUT,
+    input_changes,
+    model_changes,
+    shared_checks,
+)
 from grading_engine.exercises.base import harness_slugs, load_harness
-from grading_engine.harness.inputs import CHANGED_INPUTS, InputWatch, run_watched
+from grading_engine.harness.inputs import (
+    CHANGED_INPUTS,
+    CHANGED_MODULES,
+    InputWatch,
+    run_watched,
+)
 
 from tests.grader.inprocess import grade_in_process, one_thread  # noqa: F401
 
@@ -78,21 +91,115 @@ def test_a_table_too_big_to_copy_is_checked_by_its_digest(monkeypatch):
     assert record["kind"] == "values" and record["changed"] is None
 
 
-def test_models_parameters_and_containers_are_not_watched():
-    # Exercises such as tie-weights or clip-grad-norm are about changing these.
-    model = torch.nn.Linear(3, 3)
+def test_parameters_are_not_watched_but_tensors_in_containers_are():
+    # clip-grad-norm is about changing Parameters; a state dict or a KV cache
+    # handed over in a dict or list is the caller's, like any tensor.
     param = torch.nn.Parameter(torch.zeros(2))
-    grads = [torch.zeros(2)]
+    state = {"wte": torch.zeros(3), "cache": [(torch.zeros(2), torch.zeros(2))]}
 
-    def changes_everything(model, param, grads):
+    def changes_everything(param, state):
         with torch.no_grad():
-            model.weight.zero_()
             param.add_(1.0)
-        grads[0].add_(1.0)
+        state["wte"].add_(1.0)
+        state["cache"][0][1].fill_(2.0)
 
     watch = InputWatch(changes_everything)
-    watch(model, param, grads)
-    assert watch.report() == [] and watch.watched == 0
+    watch(param, state)
+    assert [r["arg"] for r in watch.report()] == ["state['wte']"]
+    assert watch.watched == 1  # the cache sits three levels down: not looked at
+
+
+def test_a_container_bigger_than_the_budget_is_skipped(monkeypatch):
+    from grading_engine.harness import inputs
+
+    monkeypatch.setattr(inputs, "_CONTAINER_BUDGET", 5)
+    tensors = [torch.zeros(4), torch.zeros(4)]
+    watch = InputWatch(lambda ts: [t.add_(1) for t in ts])
+    watch(tensors)
+    assert [r["arg"] for r in watch.report()] == ["ts[0]"]
+
+
+def _tied_model():
+    model = torch.nn.Module()
+    model.wte = torch.nn.Embedding(5, 3)
+    model.head = torch.nn.Linear(3, 5, bias=False)
+    model.head.weight = model.wte.weight
+    return model
+
+
+def _module_records(fn, *args):
+    watch = InputWatch(fn)
+    watch(*args)
+    return watch.report_modules()
+
+
+def test_a_model_left_as_it_was_leaves_no_record():
+    model = _tied_model()
+
+    def reads(model):
+        model.zero_grad()
+        model.head(model.wte(torch.tensor([1, 2]))).sum().backward()  # .grad only
+        return sum(p.numel() for p in model.parameters())
+
+    assert _module_records(reads, model) == []
+
+
+def test_a_head_left_untied_is_named_with_both_parameters():
+    model = _tied_model()
+
+    def unties(model):
+        model.head.weight = torch.nn.Parameter(model.wte.weight.detach().clone())
+
+    (record,) = _module_records(unties, model)
+    assert record["kind"] == "untied" and record["arg"] == "model"
+    assert record["names"] == ["wte.weight and head.weight"]
+
+
+def test_replaced_revalued_and_frozen_parameters_are_told_apart():
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Linear(2, 2))
+
+    def meddles(model):
+        model[0].bias = torch.nn.Parameter(model[0].bias.detach().clone())
+        with torch.no_grad():
+            model[1].weight.data.mul_(2.0)  # .data: no version bump
+        model[1].bias.requires_grad_(False)
+
+    kinds = {r["kind"]: r["names"] for r in _module_records(meddles, model)}
+    assert kinds == {
+        "replaced": ["0.bias"],
+        "values": ["1.weight"],
+        "requires_grad": ["1.bias"],
+    }
+
+
+def test_a_big_model_is_compared_by_sums(monkeypatch):
+    from grading_engine.harness import inputs
+
+    monkeypatch.setattr(inputs, "_COPY_LIMIT", 4)
+    model = torch.nn.Linear(4, 4)
+    assert _module_records(lambda m: m(torch.ones(4)), model) == []
+
+    def nudges(m):
+        m.weight.data[0, 0] += 1.0
+
+    assert [r["kind"] for r in _module_records(nudges, model)] == ["values"]
+
+
+def test_the_parents_model_check_names_the_tie_and_respects_what_is_allowed():
+    data = {
+        CHANGED_MODULES: [
+            {"arg": "model", "kind": "untied", "names": ["a and b"], "count": 1},
+            {"arg": "model", "kind": "replaced", "names": ["c"], "count": 3},
+        ]
+    }
+    (check,) = model_changes("case", data, hidden=False)
+    assert not check.passed and check.diagnosis == MODEL_LEFT_UNTIED
+    assert "`a and b`" in check.message and "tied" in check.message
+    assert "`c` and 2 more" in check.message
+    (check,) = model_changes("case", data, allowed=frozenset({"untied"}), hidden=False)
+    assert check.diagnosis == MODEL_CHANGED and "`a and b`" not in check.message
+    assert model_changes("case", data, allowed=MODEL_CHANGE_KINDS, hidden=False) == []
+    assert model_changes("case", {}, hidden=False) == []
 
 
 def test_it_still_records_when_the_function_raises_after_the_change():
@@ -143,28 +250,36 @@ def tokenizer_offline():
         os.environ["TIKTOKEN_CACHE_DIR"] = before
 
 
+def _judged(module, case, data, tensors):
+    """What the grader reports for a case: the harness's checks, then the
+    shared judges (grading_engine.grading._check)."""
+    results = module.check_case(case, data, tensors)
+    return [*results, *shared_checks(module, case, data, results)]
+
+
 @pytest.mark.parametrize("slug", harness_slugs())
-def test_every_exercise_that_hands_over_tensors_judges_their_change(
-    slug, tokenizer_offline
-):
-    # The reference changes nothing; a recorded change fails exactly once
-    # per case, whichever judge the exercise ends in.
+def test_every_exercise_judges_changed_inputs_and_models(slug, tokenizer_offline):
+    # The reference changes nothing it should not; a recorded change fails
+    # exactly once per case, whichever judge the exercise ends in.
     module = load_harness(slug)
+    allowed = getattr(module, "MODEL_CHANGES", frozenset())
     fn = _solution(slug)
     for case in module.make_cases(1)[:2]:
         case = json.loads(json.dumps(case))
         watch = InputWatch(fn)
         data, tensors = module.run_case(watch, case)
         assert watch.report() == [], f"{slug}'s reference changes its inputs"
-        if not watch.watched:
-            continue  # no tensor argument (numbers, a model, a list)
+        left = [r for r in watch.report_modules() if r["kind"] not in allowed]
+        assert left == [], f"{slug}'s reference leaves its model changed"
         data[CHANGED_INPUTS] = [{"arg": "x", "kind": "values", "changed": 1}]
-        named = [
-            r
-            for r in module.check_case(case, data, tensors)
-            if r.diagnosis == MUTATED_INPUT
+        data[CHANGED_MODULES] = [
+            {"arg": "model", "kind": "untied", "names": ["a and b"], "count": 1}
         ]
+        judged = _judged(module, case, data, tensors)
+        named = [r for r in judged if r.diagnosis == MUTATED_INPUT]
         assert len(named) == 1 and not named[0].passed, slug
+        untied = [r for r in judged if r.diagnosis == MODEL_LEFT_UNTIED]
+        assert len(untied) == (0 if "untied" in allowed else 1), slug
 
 
 @pytest.mark.parametrize(

@@ -97,3 +97,22 @@ def test_every_cached_decode_draw_fills_one_cache_to_the_context_length():
             if c["hidden"]
         }
         assert 0 in totals and max(totals) <= 0, (seed, totals)
+
+
+SPREAD = SEEDS[::20]  # 10 draws: a right answer must not fail by the luck of one
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("slug", SLUGS)
+def test_every_right_variant_passes_a_spread_of_draws(slug):
+    spec = load_spec(slug)
+    module = load_harness(spec["harness"])
+    refused = {}
+    for right in spec.get("right_solutions") or []:
+        fn = submitted_function(slug, right["code"])
+        failing = [
+            seed for seed in SPREAD if _fails(module, fn, module.make_cases(seed))
+        ]
+        if failing:
+            refused[right["name"]] = f"fails on seeds {failing}"
+    assert not refused, refused

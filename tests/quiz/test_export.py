@@ -71,6 +71,7 @@ def test_load_export_load_gives_the_same_database(tmp_path):
     assert len(before["Exercise"]) >= 14
     assert {q["kind"] for q in before["Question"]} == {"choice", "numeric", "recall"}
     assert any(e["wrong_solutions"] for e in before["Exercise"])
+    assert any(e["right_solutions"] for e in before["Exercise"])
     assert any(e["lesson"] for e in before["Exercise"])
 
     first = tmp_path / "first" / "content"

@@ -19,7 +19,7 @@ import torch
 from grading_engine.checks.result import CheckResult, fail
 from grading_engine.checks.shapes import check_shape, fmt_shape
 from grading_engine.checks.shapes import label as axis_label
-from grading_engine.harness.inputs import CHANGED_INPUTS
+from grading_engine.harness.inputs import CHANGED_INPUTS, CHANGED_MODULES
 
 SUBMISSION = "<submission>"  # the filename the harness compiles learner code as
 _MAX_MESSAGE = 500
@@ -207,6 +207,88 @@ def input_changes(name: str, data: dict, *, hidden: bool) -> list[CheckResult]:
             hidden=hidden,
         )
     ]
+
+
+MODEL_LEFT_UNTIED = "model-left-untied"
+MODEL_CHANGED = "model-changed"
+# Every kind of record ModuleSnapshot writes; a harness whose exercise is to
+# change the model declares MODEL_CHANGES = MODEL_CHANGE_KINDS (or a subset)
+# and checks the state it must be left in itself.
+MODEL_CHANGE_KINDS = frozenset(
+    {"missing", "added", "untied", "tied", "replaced", "shape", "values"}
+    | {"requires_grad"}
+)
+_MODEL_CHANGE = {
+    "missing": "removed the parameter(s) {names}",
+    "added": "added the parameter(s) {names}",
+    "untied": "left {names} as separate tensors: they were one tied Parameter "
+    "when your function was called, so the caller's model is no longer "
+    "tied (its optimizer now updates two copies that drift apart, and a "
+    "checkpoint stores both). Tie it back before returning, e.g. in a "
+    "`finally:` block",
+    "tied": "tied {names} together: they were separate Parameters",
+    "replaced": "replaced the Parameter object(s) {names} with new ones (an "
+    "optimizer built on the old ones no longer updates what the model uses)",
+    "shape": "changed the shape of {names}",
+    "values": "changed the values of {names}",
+    "requires_grad": "flipped requires_grad on {names} (training would "
+    "silently stop or start updating them)",
+}
+
+
+def _model_change(change: dict) -> str | None:
+    sentence = _MODEL_CHANGE.get(change.get("kind"))
+    names = change.get("names")
+    if sentence is None or not isinstance(names, list):
+        return None
+    shown = ", ".join(f"`{_safe_str(n)[:80]}`" for n in names[:5])
+    count = change.get("count")
+    if type(count) is int and count > len(names[:5]):
+        shown += f" and {count - len(names[:5]):,} more"
+    arg = _safe_str(change.get("arg"))[:60]
+    return f"{sentence.format(names=shown)} (in `{arg}`)"
+
+
+def model_changes(
+    name: str, data: dict, *, allowed: frozenset = frozenset(), hidden: bool
+) -> list[CheckResult]:
+    """[a failed check] when the learner left a model it was given changed
+    in a way the exercise does not ask for (see harness.inputs.ModuleSnapshot)."""
+    records = data.get(CHANGED_MODULES) if isinstance(data, dict) else None
+    if not records or not isinstance(records, list):
+        return []
+    records = [
+        r for r in records[:16] if isinstance(r, dict) and r.get("kind") not in allowed
+    ]
+    said = [s for r in records if (s := _model_change(r))]
+    if not said:
+        return []
+    untied = any(r.get("kind") == "untied" for r in records)
+    return [
+        fail(
+            f"{name}: model left as it was",
+            "your function " + "; it ".join(said) + ". The caller keeps using "
+            "this model after your function returns: leave it as you found it "
+            "(work on a copy, or restore what you changed before returning)",
+            expected="the model as it was passed",
+            got="; ".join(sorted({_safe_str(r.get("kind")) for r in records})),
+            diagnosis=MODEL_LEFT_UNTIED if untied else MODEL_CHANGED,
+            hidden=hidden,
+        )
+    ]
+
+
+def shared_checks(module, case: dict, data: dict, results: list) -> list[CheckResult]:
+    """The judges every exercise gets, after its own check_case: inputs
+    changed in place (unless the harness already reported it) and models
+    left changed beyond what the harness's MODEL_CHANGES allows."""
+    hidden, name = bool(case.get("hidden")), _safe_str(case.get("name"))
+    extra = []
+    if not any(r.diagnosis == MUTATED_INPUT for r in results):
+        extra += input_changes(name, data, hidden=hidden)
+    allowed = getattr(module, "MODEL_CHANGES", frozenset())
+    extra += model_changes(name, data, allowed=frozenset(allowed), hidden=hidden)
+    return extra
 
 
 def raised(error, kind: str) -> bool:

@@ -24,6 +24,8 @@ from grading_engine.reference import GPT, get_config
 SLUG = "gpt2-init"
 ENTRY_POINT = "gpt2_init_"
 SIGNATURE = "gpt2_init_(model) -> None"
+# Initialising rewrites values in place; replacing or untying a Parameter is a bug.
+MODEL_CHANGES = frozenset({"values"})
 
 STD = 0.02
 REL_TOL = 0.06

@@ -15,13 +15,15 @@ import random
 import torch
 
 from grading_engine.checks.result import CheckResult, fail
-from grading_engine.checks.tensors import call_learner, case_error
+from grading_engine.checks.tensors import MODEL_CHANGE_KINDS, call_learner, case_error
 from grading_engine.harness.capture import capture_int, type_name
 from grading_engine.reference import build_model, get_config
 
 SLUG = "resize-tied-vocab"
 ENTRY_POINT = "resize_vocab"
 SIGNATURE = "resize_vocab(model, new_vocab_size) -> None"
+# Resizing is the exercise: check_case judges the structure left behind.
+MODEL_CHANGES = MODEL_CHANGE_KINDS
 
 ATOL = 1e-6
 

@@ -24,6 +24,8 @@ from grading_engine.reference import build_model, get_config
 SLUG = "scale-residual-init"
 ENTRY_POINT = "scale_residual_init"
 SIGNATURE = "scale_residual_init(model) -> None"
+# Scaling rewrites values in place; replacing or untying a Parameter is a bug.
+MODEL_CHANGES = frozenset({"values"})
 
 BASE_STD = 0.02
 REL_TOL = 0.08  # >= 7 standard errors of a sample std at 4,096 elements

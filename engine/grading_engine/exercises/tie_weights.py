@@ -16,6 +16,7 @@ import torch
 from torch.nn import functional as F
 
 from grading_engine.checks.result import CheckResult, fail
+from grading_engine.checks.tensors import MODEL_CHANGE_KINDS
 from grading_engine.checks.values import exact_int, tied_gradient, tied_identity
 from grading_engine.harness.capture import capture_int, type_name
 from grading_engine.reference import build_model, get_config, gpt2_parameter_count
@@ -24,6 +25,8 @@ from grading_engine.reference.cache import reference_model
 SLUG = "tie-weights"
 ENTRY_POINT = "tie_weights"
 SIGNATURE = "tie_weights(model) -> None"
+# Tying is the exercise: check_case judges the structure left behind.
+MODEL_CHANGES = MODEL_CHANGE_KINDS
 
 _STRUCTURE_MODEL = ("gpt2", 0)  # config name, seed
 

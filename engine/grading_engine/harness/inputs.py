@@ -10,9 +10,19 @@ exercise) and records, per argument, whether its values, shape or version
 counter changed during a call. The parent turns the record into a failed
 check (grading_engine.checks.tensors.input_changes).
 
-Only plain tensors passed as arguments are watched. A model, a list of
-parameters or a state dict is not: exercises such as tie-weights,
-clip-grad-norm or resize-tied-vocab are about changing those in place.
+Plain tensors are watched where they are passed: as arguments, or inside a
+list, tuple or dict argument (a state dict, a KV cache), up to a budget of
+elements. Parameters are not (clip-grad-norm is about changing them).
+
+A model (an nn.Module argument, or one in a list) is watched for the state
+it is left in (`ModuleSnapshot`): which parameters are one tied tensor,
+which were replaced, reshaped, re-valued or had requires_grad flipped. A
+function that unties GPT-2's head for a backward pass and never ties it back
+returns right numbers and leaves its caller a different model. Exercises
+whose job is to change the model declare what may change (MODEL_CHANGES in
+the harness); the parent judges the record (checks.tensors.model_changes).
+Gradients and buffers are not watched: a backward pass writes .grad by
+design, and the train/eval flag is not a fact any prompt here states.
 
 Trust: the record is made in the child, next to the learner's code, so a
 submission that tampers with the harness can forge it; but a forged record
@@ -38,6 +48,14 @@ import torch
 _COPY_LIMIT = 1 << 22
 # The key of a case's data that lists the arguments changed in place.
 CHANGED_INPUTS = "changed_inputs"
+# The key of a case's data that lists how the models it was given changed.
+CHANGED_MODULES = "changed_modules"
+# Tensors inside containers are watched up to this many elements per call
+# (a GPT-2 small state dict is 124 M: comparing it on every call of a
+# harness that probes the learner several times would cost seconds).
+_CONTAINER_BUDGET = 1 << 24
+_MAX_LEAVES = 64
+_MAX_NAMES = 5  # parameter names quoted per change
 _MAX_NAME = 60
 _MAX_WATCHED = 32  # arguments per call; a real signature has a handful
 
@@ -122,6 +140,120 @@ def _count_changed(before: torch.Tensor, after: torch.Tensor) -> int:
     return int((~same).sum())
 
 
+def _watchable(name: str, value, budget: list[int], *, depth: int) -> list:
+    """(name, value, snapshot) for each tensor or model in an argument."""
+    if isinstance(value, torch.nn.Parameter):
+        return []
+    if isinstance(value, torch.Tensor):
+        if depth:  # inside a container: within the budget only
+            if value.numel() > budget[0]:
+                return []
+            budget[0] -= value.numel()
+        return [(name, value, _Snapshot(value))]
+    if isinstance(value, torch.nn.Module):
+        return [(name, value, ModuleSnapshot(value))]
+    if depth >= 2 or type(value) not in (list, tuple, dict):
+        return []
+    items = value.items() if type(value) is dict else enumerate(value)
+    found = []
+    for key, item in list(items)[:_MAX_LEAVES]:
+        label = f"{name}[{key!r}]" if type(value) is dict else f"{name}[{key}]"
+        found += _watchable(label[: _MAX_NAME * 2], item, budget, depth=depth + 1)
+    return found
+
+
+def _param_state(module: torch.nn.Module) -> dict[str, torch.nn.Parameter]:
+    """Every parameter by every name it has (a tied one under both)."""
+    return dict(module.named_parameters(remove_duplicate=False))
+
+
+def _sum(tensor: torch.Tensor) -> float | None:
+    try:
+        return float(torch.sum(tensor.detach(), dtype=torch.float64))
+    except BaseException:  # noqa: BLE001 - odd dtypes
+        return None
+
+
+class ModuleSnapshot:
+    """A model's parameters just before the call: identity, shape, values.
+
+    Values are copied while the model is small; a bigger one (GPT-2 small is
+    124 M) keeps a float64 sum per parameter, which any real write changes
+    (NaN sums, from uninitialised memory, count as equal).
+    """
+
+    def __init__(self, module: torch.nn.Module):
+        params = _param_state(module)
+        self.ids = {name: id(p) for name, p in params.items()}
+        self.keep = list(params.values())  # keeps the ids from being reused
+        self.shapes = {name: tuple(p.shape) for name, p in params.items()}
+        self.grads = {name: bool(p.requires_grad) for name, p in params.items()}
+        unique = {id(p): p for p in params.values()}
+        small = sum(p.numel() for p in unique.values()) <= _COPY_LIMIT
+        self.values = {
+            name: p.detach().clone() if small else _sum(p) for name, p in params.items()
+        }
+
+    def _same_values(self, name: str, param: torch.Tensor) -> bool:
+        before = self.values[name]
+        if isinstance(before, torch.Tensor):
+            if before.shape != param.shape or before.dtype != param.dtype:
+                return False
+            return _count_changed(before, param.detach()) == 0
+        after = _sum(param)
+        return (
+            before is None or before == after or (before != before and after != after)
+        )
+
+    def change(self, module: torch.nn.Module) -> list[dict] | None:
+        """How the model was left different, as records; None if it was not."""
+        after = _param_state(module)
+        records = []
+
+        def record(kind: str, names: list[str]) -> None:
+            if names:
+                records.append(
+                    {"kind": kind, "names": names[:_MAX_NAMES], "count": len(names)}
+                )
+
+        record("missing", [n for n in self.ids if n not in after])
+        record("added", [n for n in after if n not in self.ids])
+        both = [n for n in self.ids if n in after]
+        pairs = [(a, b) for i, a in enumerate(both) for b in both[i + 1 :]]
+        untied = [
+            (a, b)
+            for a, b in pairs
+            if self.ids[a] == self.ids[b] and after[a] is not after[b]
+        ]
+        tied = [
+            (a, b)
+            for a, b in pairs
+            if self.ids[a] != self.ids[b] and after[a] is after[b]
+        ]
+        record("untied", [f"{a} and {b}" for a, b in untied])
+        record("tied", [f"{a} and {b}" for a, b in tied])
+        in_tying = {n for pair in untied + tied for n in pair}
+        record(
+            "replaced",
+            [n for n in both if id(after[n]) != self.ids[n] and n not in in_tying],
+        )
+        record("shape", [n for n in both if tuple(after[n].shape) != self.shapes[n]])
+        reshaped = {n for n in both if tuple(after[n].shape) != self.shapes[n]}
+        record(
+            "values",
+            [
+                n
+                for n in both
+                if n not in reshaped and not self._same_values(n, after[n])
+            ],
+        )
+        record(
+            "requires_grad",
+            [n for n in both if bool(after[n].requires_grad) != self.grads[n]],
+        )
+        return records or None
+
+
 class InputWatch:
     """The learner's function, watched: records the tensors it changes.
 
@@ -134,6 +266,7 @@ class InputWatch:
     def __init__(self, fn):
         self.fn = fn
         self.changes: dict[str, dict] = {}
+        self.module_changes: dict[str, list[dict]] = {}
         self.watched = 0
         try:
             functools.update_wrapper(self, fn, updated=())
@@ -148,38 +281,45 @@ class InputWatch:
         finally:
             self._compare(watched)
 
-    def _tensors(self, args, kwargs) -> list[tuple[str, torch.Tensor, _Snapshot]]:
+    def _tensors(self, args, kwargs) -> list[tuple[str, object, object]]:
         found = []
         try:
             names = _param_names(self.fn, len(args))
             named = [*zip(names, args, strict=True), *kwargs.items()]
+            budget = [_CONTAINER_BUDGET]
             for name, value in named[:_MAX_WATCHED]:
-                if isinstance(value, torch.Tensor) and not isinstance(
-                    value, torch.nn.Parameter
-                ):
-                    found.append((str(name)[:_MAX_NAME], value, _Snapshot(value)))
+                found += _watchable(str(name)[:_MAX_NAME], value, budget, depth=0)
         except Exception:  # noqa: BLE001, S110 - never stop the learner's call
             pass
         return found
 
     def _compare(self, watched) -> None:
-        for name, tensor, snapshot in watched:
-            if name in self.changes:
+        for name, value, snapshot in watched:
+            if name in self.changes or name in self.module_changes:
                 continue
             try:
-                change = snapshot.change(tensor)
-            except Exception:  # noqa: BLE001, S112 - a tensor the call broke
+                change = snapshot.change(value)
+            except Exception:  # noqa: BLE001, S112 - a value the call broke
                 continue
-            if change is not None:
-                self.changes[name] = {"arg": name, "numel": tensor.numel(), **change}
+            if change is None:
+                continue
+            if isinstance(snapshot, ModuleSnapshot):
+                self.module_changes[name] = [{"arg": name, **c} for c in change]
+            else:
+                self.changes[name] = {"arg": name, "numel": value.numel(), **change}
 
     def report(self) -> list[dict]:
         """JSON-able records, one per changed argument, in call order."""
         return list(self.changes.values())
 
+    def report_modules(self) -> list[dict]:
+        """JSON-able records of how each model argument was left changed."""
+        return [c for changes in self.module_changes.values() for c in changes]
+
 
 def run_watched(module, fn, case: dict):
-    """`module.run_case` with `fn` watched; the changes go in data[CHANGED_INPUTS].
+    """`module.run_case` with `fn` watched; changes go in data[CHANGED_INPUTS]
+    (tensors) and data[CHANGED_MODULES] (models).
 
     What the child does for every case (grading_engine.harness.child), and
     what an in-process grade must do to judge the same way.
@@ -188,4 +328,6 @@ def run_watched(module, fn, case: dict):
     data, tensors = module.run_case(watch, case)
     if isinstance(data, dict) and (changed := watch.report()):
         data[CHANGED_INPUTS] = changed
+    if isinstance(data, dict) and (modules := watch.report_modules()):
+        data[CHANGED_MODULES] = modules
     return data, tensors
