@@ -59,7 +59,8 @@ def test_each_slip_gets_its_own_diagnosis(seed):
         for wrong, slip, hint in ex._slips(case["args"]):
             [result] = ex.check_case(case, _int(wrong), {})
             if not case["hidden"] and wrong == right:
-                assert slip == "mask-per-sequence"  # b = 1: one mask either way
+                # b = 1: one mask, and one sequence's scores, either way
+                assert slip in ("mask-per-sequence", "scores-forgot-batch")
                 continue
             assert not result.passed
             assert result.diagnosis == slip, (case["name"], slip)
@@ -70,6 +71,14 @@ def test_each_slip_gets_its_own_diagnosis(seed):
 def test_every_draw_has_a_batch_and_several_layers(seed):
     hidden = [c["args"] for c in ex.make_cases(seed) if c["hidden"]]
     assert all(a["b"] > 1 and a["n_layer"] > 1 and a["n_head"] > 1 for a in hidden)
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_a_batch_never_equals_the_head_count(seed):
+    """Scores for one head and scores for one sequence give the same number
+    when b == n_head: no hidden case lets the two slips coincide."""
+    hidden = [c["args"] for c in ex.make_cases(seed) if c["hidden"]]
+    assert all(a["b"] != a["n_head"] for a in hidden)
 
 
 def test_visible_cases_do_not_depend_on_the_seed_and_hidden_ones_do():

@@ -22,7 +22,7 @@ def test_reference_matches_the_lesson():
 def test_each_slip_gets_its_own_diagnosis(seed):
     for case in ex.make_cases(seed):
         slips = ex._slips(case["args"])
-        assert len(slips) == (6 if case["args"]["n_gpus"] > 1 else 5)
+        assert len(slips) == (8 if case["args"]["n_gpus"] > 1 else 7)
         for wrong, slip, hint in slips:
             [result] = ex.check_case(case, _data(wrong), {})
             assert not result.passed

@@ -8,7 +8,8 @@ byte per (t, t) entry, shared by the batch (lesson activation-memory):
 
     n_layer · (b·t·(64·d + 16) + 4·b·n_head·t² + t²) bytes.
 
-Every hidden draw has b > 1 (so a mask counted per sequence shows) and
+Every hidden draw has b > 1 (so a mask counted per sequence, or scores
+counted for one sequence, show) and
 several layers and heads; the slips are told apart by the term they drop
 or change.
 """
@@ -56,7 +57,9 @@ def make_cases(seed: int) -> list[dict]:
             _case(
                 f"random model {i + 1}",
                 True,
-                b=rng.randint(2, 32),
+                # b == n_head would make one head's scores and one
+                # sequence's scores the same number: two slips, one value.
+                b=rng.choice([b for b in range(2, 33) if b != n_head]),
                 t=rng.choice([64, 256, 512, 2048]) + rng.randint(0, 63),
                 n_embd=n_head * rng.choice([32, 64, 80, 128]),
                 n_head=n_head,
@@ -86,6 +89,13 @@ def _slips(args: dict) -> list[tuple[int, str, str]]:
             "scores-one-head",
             "that counts one head's (t, t) attention weights per block; every "
             "one of the n_head heads saves its own, b·n_head·t² floats",
+        ),
+        (
+            n_layer * (linear + scores // b + mask),
+            "scores-forgot-batch",
+            "that counts the attention weights of one sequence per block; each "
+            "of the b sequences has its own softmax output, b·n_head·t² floats "
+            "(only the causal mask is shared by the batch)",
         ),
         (
             n_layer * (linear + scores + b * mask),

@@ -63,6 +63,12 @@ def _slips(d: int) -> list[tuple[int, str, str]]:
             "n_embd: 4 d more",
         ),
         (
+            12 * d * d + 11 * d,
+            "layernorm-weight-only",
+            "each LayerNorm has a bias as well as a weight (RMSNorm is the one "
+            "without): ln_1 and ln_2 hold 2 d each, 4 d in all",
+        ),
+        (
             4 * d * d + 8 * d,
             "attention-only",
             "that is attention and LayerNorms only; the MLP (c_fc d -> 4d and "

@@ -85,6 +85,19 @@ def _slips(args: dict) -> list[tuple[float, str, str]]:
             "per token, C = 6·N·D, so D = sqrt(C · r / 6)",
         ),
         (
+            right / math.sqrt(6),
+            "six-outside-sqrt",
+            "that is sqrt(C · r) / 6: the 6 of C = 6·N·D belongs under the "
+            "square root, D = sqrt(C · r / 6)",
+        ),
+        (
+            math.sqrt(c / 6),
+            "n-equals-d",
+            "that solves C = 6·D², as if the run trained on one token per "
+            "parameter (N = D); with D = r·N, C = 6·N·D = 6·D²/r, so "
+            "D = sqrt(C · r / 6)",
+        ),
+        (
             c / 6,
             "no-sqrt-scaling",
             "that is C / 6, linear in compute; with D = r·N, C = 6·r·N², so "

@@ -91,6 +91,20 @@ def _slips(args: dict) -> list[tuple[int, str, str]]:
             "2·V·d FLOPs per token, tied or not",
         ),
         (
+            (weights + attention // 2) * factor,
+            "attention-half",
+            "that is half the attention FLOPs: the scores q·kᵀ AND the "
+            "weighted sum of the values each cost 2·T·d per token per layer, "
+            "over the full t x t product (the causal mask is applied after it "
+            "is computed, so it saves nothing)",
+        ),
+        (
+            (weights + 2 * V * d + attention) * factor,
+            "counted-embedding-lookup",
+            "the embedding lookup is indexing, not a matmul: count the V·d "
+            "table once, for the output head",
+        ),
+        (
             (weights + attention) // 2 * factor,
             "counted-macs",
             "a multiply-add is 2 FLOPs, not 1",

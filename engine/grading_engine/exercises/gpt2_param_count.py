@@ -100,6 +100,12 @@ def _slips(args: dict, tied: bool) -> list[tuple[int, str, str]]:
             f"GPT-2's lm_head has no bias; +{V:,} is one bias per vocabulary entry",
         ),
         (
+            expected - L * 2 * d - d,
+            "layernorm-weight-only",
+            "each LayerNorm (ln_1, ln_2 and ln_f) has a bias as well as a "
+            "weight, 2 x n_embd in all",
+        ),
+        (
             expected - L * 13 * d,
             "forgot-block-biases",
             "each block also has 13 x n_embd bias and LayerNorm parameters",

@@ -90,6 +90,12 @@ def _slips(args: dict) -> list[tuple[int, str, str]]:
             "has 3d rows, c_fc 4d, the two c_proj d each, 9d per block",
         ),
         (
+            p["linear"] + 2 * p["rows"] + 2 * p["rest"],
+            "scales-in-bf16",
+            "the scales are fp32, 4 bytes each, not bf16 like the rest: one "
+            "per output row, 9d per block",
+        ),
+        (
             p["linear"] + 4 * p["rows"] + 4 * p["rest"],
             "rest-in-fp32",
             "what is not quantized stays in bf16: 2 bytes, not 4",

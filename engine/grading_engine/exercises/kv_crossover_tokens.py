@@ -3,6 +3,8 @@
 Weights cost n_params x weight bytes once; the cache costs
 batch x 2 x n_layer x n_kv_heads x head_dim x cache bytes per token. The
 answer is the smallest whole number of tokens where cache >= weights.
+Every draw has a model whose weights are exactly a whole number of tokens'
+caches, and the same model with one parameter fewer and one more.
 """
 
 from __future__ import annotations
@@ -52,19 +54,38 @@ def make_cases(seed: int) -> list[dict]:
     ]  # fmt: skip
     for i in range(4):
         cases.append(
-            _case(
-                f"random model {i + 1}",
-                True,
-                n_params=rng.randint(10**7, 10**11),
-                n_layer=rng.randint(4, 96),
-                n_kv_heads=rng.choice([1, 2, 4, 8, 16]),
-                head_dim=rng.choice([64, 96, 128]),
-                batch_size=rng.randint(2, 64),
-                weight_bytes=rng.choice([1, 2, 4]),
-                cache_bytes=rng.choice([1, 2]),
-            )
-        )
-    return cases
+            _case(f"random model {i + 1}", True, n_params=rng.randint(10**7, 10**11),
+                  **_random_shape(rng))
+        )  # fmt: skip
+    return cases + _boundary_cases(rng)
+
+
+def _random_shape(rng: random.Random) -> dict:
+    return {
+        "n_layer": rng.randint(4, 96),
+        "n_kv_heads": rng.choice([1, 2, 4, 8, 16]),
+        "head_dim": rng.choice([64, 96, 128]),
+        "batch_size": rng.randint(2, 64),
+        "weight_bytes": rng.choice([1, 2, 4]),
+        "cache_bytes": rng.choice([1, 2]),
+    }
+
+
+def _boundary_cases(rng: random.Random) -> list[dict]:
+    """One random model whose weights are a whole number of tokens' caches
+    (cache == weights at the answer: "at least" stops there, "more than"
+    one token later), then one parameter fewer and one more (the answer
+    rounds up). Every draw has all three."""
+    shape = _random_shape(rng)
+    per_token = (shape["batch_size"] * 2 * shape["n_layer"] * shape["n_kv_heads"]
+                 * shape["head_dim"] * shape["cache_bytes"])  # fmt: skip
+    k = max(rng.randint(10**7, 10**11) // per_token, 3)
+    return [
+        _case(f"caches equal the weights at a whole token{label}", True,
+              n_params=k * per_token + delta, **shape)
+        for label, delta in (("", 0), (", one parameter fewer", -1),
+                             (", one parameter more", 1))
+    ]  # fmt: skip
 
 
 def run_case(fn, case: dict):
@@ -74,7 +95,13 @@ def run_case(fn, case: dict):
 def _slips(a: dict) -> list[tuple[int, str, str]]:
     weights = a["n_params"] * a["weight_bytes"]
     per_seq = 2 * a["n_layer"] * a["n_kv_heads"] * a["head_dim"] * a["cache_bytes"]
-    return [
+    slips = [
+        (
+            _ceil_div(weights, a["batch_size"] * per_seq // a["n_layer"]),
+            "forgot-layers",
+            "every layer caches its own keys and values: the cache per token "
+            "is n_layer times one layer's",
+        ),
         (
             _ceil_div(weights, a["batch_size"] * per_seq // 2),
             "forgot-k-or-v",
@@ -97,6 +124,17 @@ def _slips(a: dict) -> list[tuple[int, str, str]]:
             "compare bytes with bytes: weights and cache may use different dtypes",
         ),
     ]
+    if weights % (a["batch_size"] * per_seq) == 0:
+        slips.append(
+            (
+                weights // (a["batch_size"] * per_seq) + 1,
+                "crossover-strict",
+                "at this many tokens the caches take exactly as many bytes as "
+                "the weights, which is already 'at least as many': the "
+                "boundary counts (cache >= weights, not cache > weights)",
+            )
+        )
+    return slips
 
 
 def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:

@@ -71,6 +71,10 @@ def make_cases(seed: int) -> list[dict]:
         heads = kv_heads * rng.randint(1, 8)
         head_dim = rng.choice([32, 64, 128])
         hidden = rng.choice([heads * head_dim, 64 * rng.randint(4, 80)])
+        while i == 1 and hidden == heads * head_dim:
+            # One config in every draw where the attention width is not
+            # hidden_size (as in Gemma 7B): head_dim must be read, not derived.
+            hidden = 64 * rng.randint(4, 80)
         shape = (
             rng.randint(1000, 260_000),
             hidden,
@@ -95,6 +99,12 @@ def run_case(fn, case: dict):
     return {"result": capture_int(fn(dict(case["config"])))}, {}
 
 
+def _head_dim_from_hidden(config: dict) -> int:
+    """The count with head_dim taken as hidden_size // num_attention_heads."""
+    derived = config["hidden_size"] // config["num_attention_heads"]
+    return reference({**config, "head_dim": derived})
+
+
 def _slips(config: dict) -> list[tuple[int, str, str]]:
     p = _parts(config)
     L = config["num_hidden_layers"]
@@ -106,6 +116,14 @@ def _slips(config: dict) -> list[tuple[int, str, str]]:
             "forgot-gqa",
             "k_proj and v_proj map to num_key_value_heads * head_dim, not to "
             "num_attention_heads * head_dim: grouped-query attention shares them",
+        ),
+        (
+            _head_dim_from_hidden(config),
+            "head-dim-from-hidden",
+            "q_proj and o_proj are hidden_size x num_attention_heads * "
+            "head_dim, and k_proj and v_proj use head_dim too: read head_dim "
+            "from the config, since heads * head_dim need not equal "
+            "hidden_size",
         ),
         (
             right - L * p["mlp"] // 3,

@@ -100,6 +100,16 @@ def _slips(args: dict) -> list[tuple[float, str, str]]:
                 "n_gpus GPUs, not one",
             ),
         ),
+        *on_many_gpus(
+            args,
+            (
+                right / args["n_gpus"],
+                "divided-by-gpus-twice",
+                "that divides by n_gpus twice: per GPU, tokens_per_s / n_gpus "
+                "over one GPU's peak, or the whole run's tokens_per_s over all "
+                "n_gpus peaks, not both",
+            ),
+        ),
     ]
 
 

@@ -95,6 +95,18 @@ def _slips(args: dict) -> list[tuple[float, str, str]]:
             "fraction mfu of it, so divide by mfu",
         ),
         (
+            right * args["mfu"] ** 2,
+            "mfu-multiplied",
+            "that multiplies by mfu where it should divide: the run achieves "
+            "only the fraction mfu of the peak, so it takes 1/mfu times "
+            "LONGER than at peak, total FLOPs / (n_gpus · peak · mfu)",
+        ),
+        (
+            right * 60,
+            "minutes-not-hours",
+            "that is in minutes; divide the seconds by 3,600 for hours",
+        ),
+        (
             right * 3600,
             "seconds-not-hours",
             "that is in seconds; divide by 3,600 for hours",

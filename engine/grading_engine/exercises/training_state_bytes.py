@@ -91,6 +91,15 @@ def _slips(n: int, optimizer: str, mixed: bool) -> list[tuple[int, str, str]]:
                 "the step count are single numbers, not a third buffer",
             )
         )
+    if optimizer == "sgd":
+        slips.append(
+            (
+                reference(n, optimizer, mixed) + 4 * n,
+                "sgd-has-state",
+                "plain SGD keeps no optimizer state: the update reads only the "
+                "gradient; the one fp32 buffer belongs to SGD with momentum",
+            )
+        )
     if optimizer != "sgd":
         slips.append(
             (
