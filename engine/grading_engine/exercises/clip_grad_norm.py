@@ -93,6 +93,26 @@ def make_cases(seed: int) -> list[dict]:
                 "seed": rng.randrange(2**31),
             }
         )
+    # The limit in every draw: a total norm just below max_norm (left alone),
+    # exactly at it (either choice is within tolerance) and just above it
+    # (scaled). max_norm is drawn above 1 below the limit and below 1 above
+    # it, so a test on the SQUARED norm gets the wrong side both times.
+    for label, ratio, max_norm in (
+        ("just below", 1 - rng.uniform(0.02, 0.1), round(rng.uniform(1.5, 6.0), 3)),
+        ("at", 1.0, round(rng.uniform(0.2, 6.0), 3)),
+        ("just above", 1 + rng.uniform(0.02, 0.1), round(rng.uniform(0.2, 0.8), 3)),
+    ):
+        cases.append(
+            {
+                "name": f"hidden: total norm {label} max_norm",
+                "hidden": True,
+                "shapes": [[rng.randint(2, 6), rng.randint(2, 6)], [rng.randint(2, 9)]],
+                "scale": 1.0,
+                "ratio": ratio,
+                "max_norm": max_norm,
+                "seed": rng.randrange(2**31),
+            }
+        )
     return cases
 
 
@@ -106,6 +126,14 @@ def inputs(case: dict) -> list[torch.Tensor]:
             # Each tensor its own scale, so per-tensor and global clipping differ.
             p.grad = torch.randn(*shape, generator=g) * case["scale"] * (i + 1)
         params.append(p)
+    if "ratio" in case:
+        # Rescale all gradients together to a total norm of ratio * max_norm.
+        grads = [p.grad for p in params if p.grad is not None]
+        total = torch.sqrt(sum((g.double() ** 2).sum() for g in grads))
+        factor = case["ratio"] * case["max_norm"] / total
+        for p in params:
+            if p.grad is not None:
+                p.grad = (p.grad.double() * factor).float()
     return params
 
 
@@ -154,6 +182,22 @@ def _variant_grads(case: dict, kind: str) -> dict[int, torch.Tensor]:
         return {i: g * (m / (total + EPS)) for i, g in grads.items()}
     if kind == "not-written-back":
         return dict(grads)
+    if kind == "clip-threshold":
+        if "ratio" not in case or case["ratio"] == 1.0:
+            return {i: g * float("nan") for i, g in grads.items()}  # never matches
+        if case["ratio"] > 1:
+            return dict(grads)  # the limit is passed, yet nothing was scaled
+        total = _total(list(grads.values()))
+        return {i: g * (m / (total + EPS)) for i, g in grads.items()}
+    if kind == "weights-norm":
+        params = [p for p in params if p.grad is not None]
+        total = _total([p.detach() for p in params])
+        factor = min(1.0, m / (total + EPS))
+        return {i: g * factor for i, g in grads.items()}
+    if kind == "rms-not-norm":
+        flat = torch.cat([g.double().flatten() for g in grads.values()])
+        total = float(flat.pow(2).mean().sqrt())
+        return {i: g * min(1.0, m / (total + EPS)) for i, g in grads.items()}
     if kind == "sum-of-norms":
         total = sum(float(g.norm()) for g in grads.values())
         return {i: g * min(1.0, m / (total + EPS)) for i, g in grads.items()}
@@ -161,6 +205,23 @@ def _variant_grads(case: dict, kind: str) -> dict[int, torch.Tensor]:
 
 
 MESSAGES = {
+    "clip-threshold": (
+        "your clipping condition is wrong at the limit: clip only when the "
+        "total norm itself exceeds max_norm (total_norm > max_norm). Just "
+        "below max_norm the gradients stay as they are, just above it they "
+        "are scaled by max_norm / (total_norm + 1e-6); comparing the SQUARED "
+        "norm with max_norm picks the wrong side whenever max_norm is not 1"
+    ),
+    "weights-norm": (
+        "you measured the norm of the PARAMETERS (p), not of their gradients "
+        "(p.grad): clipping limits the size of the update, so the total norm "
+        "is sqrt(sum of p.grad's squared elements)"
+    ),
+    "rms-not-norm": (
+        "you took the root MEAN square of the gradients: the L2 norm sums the "
+        "squares, it does not average them (sqrt(sum(g ** 2)), no division by "
+        "the number of elements)"
+    ),
     "per-tensor-clipping": (
         "you clipped each tensor by its OWN norm: clip_grad_norm_ measures one "
         "norm over all gradients together, sqrt(sum of every squared element), "
