@@ -52,3 +52,23 @@ def test_an_int_scale_is_accepted_and_a_tensor_is_named():
     assert ex.check_case(case, data, {})[0].passed
     data, _ = ex.run_case(lambda g, s, i: torch.tensor([1.0, 2.0]), case)
     assert ex.check_case(case, data, {})[0].diagnosis == "not-a-float"
+
+
+def test_every_draw_lands_at_just_below_and_just_above_65504():
+    from grading_engine.exercises.base import load_harness
+
+    module = load_harness("loss-scale")
+    for seed in range(30):
+        scaled = []
+        for case in module.make_cases(seed):
+            if not case["hidden"]:
+                continue
+            args = case["args"]
+            grads = args["grad_maxes"]
+            scaled += [
+                g * module.simulate(grads[:i], args["init_scale"], args["growth_interval"])
+                for i, g in enumerate(grads)
+            ]
+        assert module.FP16_MAX in scaled, seed
+        assert any(module.FP16_MAX - 30 <= x < module.FP16_MAX for x in scaled), seed
+        assert any(module.FP16_MAX < x <= module.FP16_MAX + 30 for x in scaled), seed
