@@ -28,16 +28,22 @@ def test_reference_matches_the_lesson():
 
 @pytest.mark.parametrize("seed", range(25))
 def test_every_hidden_run_separates_every_slip(seed):
+    """Final scales are powers of two, so the two hidden runs share the slips
+    out: each slip ends at a scale of its own in one of them, named there."""
+    named = set()
     for case in ex.make_cases(seed):
         if not case["hidden"]:
             continue
         right = ex.reference(**case["args"])
         ends = [wrong for wrong, _, _ in ex._slips(case["args"])]
-        assert right not in ends and len(set(ends)) == len(ends)
         for wrong, slip, hint in ex._slips(case["args"]):
+            if wrong == right or ends.count(wrong) > 1:
+                continue
             [result] = ex.check_case(case, _data(wrong), {})
             assert not result.passed and result.diagnosis == slip
             assert hint in result.message
+            named.add(slip)
+    assert named == set(ex.HINTS)
 
 
 def test_visible_cases_do_not_depend_on_the_seed_and_hidden_ones_do():
