@@ -10,6 +10,7 @@ with a per-module breakdown showing where the count went astray.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import torch
 import torch.nn as nn
@@ -134,8 +135,7 @@ def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
         p.numel() for _, p in model.named_parameters(remove_duplicate=False)
     )
     frozen = sum(p.numel() for p in distinct.values() if not p.requires_grad)
-    return [
-        parameter_count(
+    result = parameter_count(
             f"{case['name']}: parameter count",
             data.get("total"),
             expected=expected,
@@ -147,4 +147,22 @@ def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
             frozen_numel=frozen,
             hidden=case["hidden"],
         )
-    ]
+    return [_counted_tensors(result, data.get("total"), len(distinct), expected)]
+
+
+def _counted_tensors(result: CheckResult, captured, tensors: int, expected: int):
+    """Name a total that is the number of Parameter TENSORS, not elements."""
+    got = captured.get("value") if isinstance(captured, dict) else None
+    if result.passed or result.diagnosis or got != tensors or tensors == expected:
+        return result
+    hint = (
+        f"{tensors:,} is the number of parameter TENSORS: count their elements, "
+        "p.numel() for each, and add those up"
+    )
+    return replace(
+        result,
+        message=result.message.replace("\n\n", f": {hint}\n\n", 1)
+        if "\n\n" in result.message
+        else f"{result.message}: {hint}",
+        diagnosis="counted-tensors",
+    )
