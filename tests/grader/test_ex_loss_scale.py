@@ -70,9 +70,10 @@ def test_every_draw_lands_at_just_below_and_just_above_65504():
             if not case["hidden"]:
                 continue
             args = case["args"]
-            grads = args["grad_maxes"]
+            grads, init = args["grad_maxes"], args["init_scale"]
+            interval = args["growth_interval"]
             scaled += [
-                g * module.simulate(grads[:i], args["init_scale"], args["growth_interval"])
+                g * module.simulate(grads[:i], init, interval)
                 for i, g in enumerate(grads)
             ]
         assert module.FP16_MAX in scaled, seed

@@ -136,17 +136,17 @@ def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
     )
     frozen = sum(p.numel() for p in distinct.values() if not p.requires_grad)
     result = parameter_count(
-            f"{case['name']}: parameter count",
-            data.get("total"),
-            expected=expected,
-            rows=_rows(model, data.get("parts")),
-            shared_extra=every_use - expected,
-            shared_label=_shared_label(model),
-            buffer_numel=sum(b.numel() for b in model.buffers()),
-            state_dict_total=sum(v.numel() for v in model.state_dict().values()),
-            frozen_numel=frozen,
-            hidden=case["hidden"],
-        )
+        f"{case['name']}: parameter count",
+        data.get("total"),
+        expected=expected,
+        rows=_rows(model, data.get("parts")),
+        shared_extra=every_use - expected,
+        shared_label=_shared_label(model),
+        buffer_numel=sum(b.numel() for b in model.buffers()),
+        state_dict_total=sum(v.numel() for v in model.state_dict().values()),
+        frozen_numel=frozen,
+        hidden=case["hidden"],
+    )
     return [_counted_tensors(result, data.get("total"), len(distinct), expected)]
 
 

@@ -147,9 +147,7 @@ def _variants(logits: torch.Tensor, targets: torch.Tensor) -> list[Variant]:
         ),
         Variant(
             "targets-shifted-again",
-            lambda: -logp[:, :-1]
-            .gather(-1, targets[:, 1:].unsqueeze(-1))
-            .mean(),
+            lambda: -logp[:, :-1].gather(-1, targets[:, 1:].unsqueeze(-1)).mean(),
             "you shifted the targets by one again: here targets[i, j] already IS "
             "the token that follows position j, so score logits[i, j] against "
             "targets[i, j] at every one of the t positions",

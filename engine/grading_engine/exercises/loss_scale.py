@@ -127,9 +127,7 @@ def _draw(rng: random.Random, unique: tuple[str, ...] = _FIRST) -> dict:
             list(ends.values()).count(ends[kind]) == 1 and ends[kind] != right
             for kind in unique
         )
-        scaled = [
-            g * simulate(grads[:i], init, interval) for i, g in enumerate(grads)
-        ]
+        scaled = [g * simulate(grads[:i], init, interval) for i, g in enumerate(grads)]
         # At, just below and just above 65,504, in every draw.
         at_limit = FP16_MAX in scaled
         below = any(FP16_MAX - 30 <= x < FP16_MAX for x in scaled)

@@ -4,10 +4,10 @@ A linear ramp peak · (it + 1) / (warmup + 1) while it < warmup; a half
 cosine from peak down to min_lr between warmup and decay; min_lr after
 decay (lesson warmup-cosine, nanoGPT's get_lr). Every case asks for the
 boundaries (step 0, the last warmup step, the first decay step, the steps
-just before, at and just after the end of the decay, a step past it) and a step inside the decay, so a ramp that
-starts at 0, a decay to 0 instead of the floor, a decay that forgets the
-warmup, a linear decay and a cosine that climbs back after `decay` are
-each seen and named in every draw.
+just before, at and just after the end of the decay, a step past it) and a
+step inside the decay, so a ramp that starts at 0, a decay to 0 instead of
+the floor, a decay that forgets the warmup, a linear decay and a cosine
+that climbs back after `decay` are each seen and named in every draw.
 """
 
 from __future__ import annotations

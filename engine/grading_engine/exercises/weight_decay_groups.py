@@ -296,9 +296,7 @@ def _tied_names(model: nn.Module) -> set[str]:
     for module in model.modules():
         for p in module.parameters(recurse=False):
             owners[id(p)] = owners.get(id(p), 0) + 1
-    embedding = {
-        id(m.weight) for m in model.modules() if isinstance(m, nn.Embedding)
-    }
+    embedding = {id(m.weight) for m in model.modules() if isinstance(m, nn.Embedding)}
     return {
         n
         for n, p in model.named_parameters()
