@@ -183,10 +183,11 @@ def _variant_grads(case: dict, kind: str) -> dict[int, torch.Tensor]:
     if kind == "not-written-back":
         return dict(grads)
     if kind == "clip-threshold":
-        if "ratio" not in case or case["ratio"] == 1.0:
+        if case.get("ratio", 1.0) >= 1.0:
+            # Just above the limit, unchanged gradients have many causes (no
+            # clipping, no write-back, a per-tensor or RMS norm): see
+            # _grad_mistake. Only the side below the limit is this slip's own.
             return {i: g * float("nan") for i, g in grads.items()}  # never matches
-        if case["ratio"] > 1:
-            return dict(grads)  # the limit is passed, yet nothing was scaled
         total = _total(list(grads.values()))
         return {i: g * (m / (total + EPS)) for i, g in grads.items()}
     if kind == "weights-norm":
@@ -206,11 +207,10 @@ def _variant_grads(case: dict, kind: str) -> dict[int, torch.Tensor]:
 
 MESSAGES = {
     "clip-threshold": (
-        "your clipping condition is wrong at the limit: clip only when the "
-        "total norm itself exceeds max_norm (total_norm > max_norm). Just "
-        "below max_norm the gradients stay as they are, just above it they "
-        "are scaled by max_norm / (total_norm + 1e-6); comparing the SQUARED "
-        "norm with max_norm picks the wrong side whenever max_norm is not 1"
+        "the total norm here is just BELOW max_norm, so the gradients must "
+        "stay as they are, yet you scaled them: clip only when the total "
+        "norm itself exceeds max_norm (total_norm > max_norm). Comparing the "
+        "SQUARED norm with max_norm moves the limit to sqrt(max_norm)"
     ),
     "weights-norm": (
         "you measured the norm of the PARAMETERS (p), not of their gradients "
@@ -300,11 +300,36 @@ def _grad_mistake(name, case, expected, tensors, hidden) -> list[CheckResult]:
     if got is None:
         return []
     reference = _flat(expected, keys)
+    unchanged = _flat(_variant_grads(case, "not-written-back"), keys)
     for kind, message in MESSAGES.items():
         variant = _flat(_variant_grads(case, kind), keys)
+        if (
+            kind != "not-written-back"
+            and variant is not None
+            and unchanged is not None
+            and torch.allclose(variant, unchanged, rtol=RTOL, atol=ATOL)
+        ):
+            continue  # a slip that clips nothing here leaves no fingerprint
         if variant is not None and tells_apart(
             got, variant, reference, rtol=RTOL, atol=ATOL
         ):
+            if kind == "not-written-back" and case.get("ratio", 0.0) > 1.0:
+                # Just above the limit: unclipped or not written back, or a
+                # per-tensor/RMS norm that stays under max_norm; say what is
+                # seen, not a guess.
+                return [
+                    likely_mistake(
+                        name,
+                        "your gradients are unchanged, but their total norm is "
+                        "just ABOVE max_norm, so every gradient must be scaled "
+                        "by max_norm / (total_norm + 1e-6): clip whenever the "
+                        "global norm (all gradients together, not each "
+                        "tensor, not its square) exceeds max_norm, and scale "
+                        "p.grad itself",
+                        diagnosis=None,
+                        hidden=hidden,
+                    )
+                ]
             return [likely_mistake(name, message, diagnosis=kind, hidden=hidden)]
     return []
 
