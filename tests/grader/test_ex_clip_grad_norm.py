@@ -56,3 +56,16 @@ def test_clearing_the_gradients_is_named_plainly():
     assert any(".grad is None" in r.message for r in failed), [
         r.message for r in failed
     ]
+
+
+def test_every_draw_has_a_norm_just_below_at_and_just_above_max_norm():
+    module = load_harness(SLUG)
+    for seed in range(50):
+        edges = {}
+        for case in module.make_cases(seed):
+            if "ratio" in case:
+                grads = [p.grad for p in module.inputs(case) if p.grad is not None]
+                total = float(torch.sqrt(sum((g.double() ** 2).sum() for g in grads)))
+                edges[case["name"]] = total / case["max_norm"]
+        below, at, above = sorted(edges.values())
+        assert 0.85 < below < 0.999 and abs(at - 1) < 1e-6 and 1.001 < above < 1.15

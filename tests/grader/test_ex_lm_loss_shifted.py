@@ -39,3 +39,12 @@ def test_hidden_cases_have_several_rows_so_view_fails():
         if case["hidden"]:
             logits, _ = module.inputs(case)
             assert logits.shape[0] > 1 and not logits[:, :-1].is_contiguous()
+
+
+def test_every_draw_has_rows_of_two_tokens():
+    from grading_engine.exercises.base import load_harness
+
+    module = load_harness("lm-loss-shifted")
+    for seed in range(50):
+        shapes = [c["shape"] for c in module.make_cases(seed) if c["hidden"]]
+        assert any(len(s) == 3 and s[1] == 2 and s[0] > 1 for s in shapes), seed

@@ -52,3 +52,17 @@ def test_the_solution_leaves_one_shared_parameter():
         sum(p.numel() for p in model.parameters())
         == sum(p.numel() for p in build_model("tiny").parameters()) + (128 - 97) * 16
     )
+
+
+def test_every_draw_grows_one_config_by_exactly_one_row():
+    from grading_engine.exercises.base import load_harness
+    from grading_engine.reference import get_config
+
+    module = load_harness(SLUG)
+    for seed in range(50):
+        edges = [
+            c
+            for c in module.make_cases(seed)
+            if c["hidden"] and c["new_vocab"] == get_config(c["config"]).vocab_size + 1
+        ]
+        assert edges, seed

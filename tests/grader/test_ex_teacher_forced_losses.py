@@ -68,3 +68,15 @@ def test_visible_cases_do_not_depend_on_the_seed_and_hidden_ones_do():
     a, b = MODULE.make_cases(SEEDS[0]), MODULE.make_cases(SEEDS[1])
     assert [c for c in a if not c["hidden"]] == [c for c in b if not c["hidden"]]
     assert [c for c in a if c["hidden"]] != [c for c in b if c["hidden"]]
+
+
+def test_every_draw_has_a_full_training_row_and_a_two_token_row():
+    from grading_engine.exercises.base import load_harness
+    from grading_engine.reference import get_config
+
+    module = load_harness("teacher-forced-losses")
+    block = get_config("tiny").block_size
+    for seed in range(50):
+        lengths = {c["t"] for c in module.make_cases(seed) if c["hidden"]}
+        assert {block + 1, 2} <= lengths, seed
+        assert max(lengths) == block + 1, seed

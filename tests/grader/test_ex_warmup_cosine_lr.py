@@ -61,3 +61,15 @@ def test_visible_cases_do_not_depend_on_the_seed_and_hidden_ones_do():
     a, b = ex.make_cases(1), ex.make_cases(2)
     assert [c for c in a if not c["hidden"]] == [c for c in b if not c["hidden"]]
     assert [c for c in a if c["hidden"]] != [c for c in b if c["hidden"]]
+
+
+def test_every_draw_asks_just_before_at_and_just_after_each_limit():
+    from grading_engine.exercises.base import load_harness
+
+    module = load_harness("warmup-cosine-lr")
+    for seed in range(50):
+        for case in module.make_cases(seed):
+            if not case["hidden"]:
+                continue
+            w, d = case["args"]["warmup"], case["args"]["decay"]
+            assert {w - 1, w, d - 1, d, d + 1} <= set(case["steps"]), seed

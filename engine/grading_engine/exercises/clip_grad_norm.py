@@ -93,6 +93,26 @@ def make_cases(seed: int) -> list[dict]:
                 "seed": rng.randrange(2**31),
             }
         )
+    # The limit in every draw: a total norm just below max_norm (left alone),
+    # exactly at it (either choice is within tolerance) and just above it
+    # (scaled). max_norm is drawn above 1 below the limit and below 1 above
+    # it, so a test on the SQUARED norm gets the wrong side both times.
+    for label, ratio, max_norm in (
+        ("just below", 1 - rng.uniform(0.02, 0.1), round(rng.uniform(1.5, 6.0), 3)),
+        ("at", 1.0, round(rng.uniform(0.2, 6.0), 3)),
+        ("just above", 1 + rng.uniform(0.02, 0.1), round(rng.uniform(0.2, 0.8), 3)),
+    ):
+        cases.append(
+            {
+                "name": f"hidden: total norm {label} max_norm",
+                "hidden": True,
+                "shapes": [[rng.randint(2, 6), rng.randint(2, 6)], [rng.randint(2, 9)]],
+                "scale": 1.0,
+                "ratio": ratio,
+                "max_norm": max_norm,
+                "seed": rng.randrange(2**31),
+            }
+        )
     return cases
 
 
@@ -106,6 +126,14 @@ def inputs(case: dict) -> list[torch.Tensor]:
             # Each tensor its own scale, so per-tensor and global clipping differ.
             p.grad = torch.randn(*shape, generator=g) * case["scale"] * (i + 1)
         params.append(p)
+    if "ratio" in case:
+        # Rescale all gradients together to a total norm of ratio * max_norm.
+        grads = [p.grad for p in params if p.grad is not None]
+        total = torch.sqrt(sum((g.double() ** 2).sum() for g in grads))
+        factor = case["ratio"] * case["max_norm"] / total
+        for p in params:
+            if p.grad is not None:
+                p.grad = (p.grad.double() * factor).float()
     return params
 
 
@@ -154,6 +182,23 @@ def _variant_grads(case: dict, kind: str) -> dict[int, torch.Tensor]:
         return {i: g * (m / (total + EPS)) for i, g in grads.items()}
     if kind == "not-written-back":
         return dict(grads)
+    if kind == "clip-threshold":
+        if case.get("ratio", 1.0) >= 1.0:
+            # Just above the limit, unchanged gradients have many causes (no
+            # clipping, no write-back, a per-tensor or RMS norm): see
+            # _grad_mistake. Only the side below the limit is this slip's own.
+            return {i: g * float("nan") for i, g in grads.items()}  # never matches
+        total = _total(list(grads.values()))
+        return {i: g * (m / (total + EPS)) for i, g in grads.items()}
+    if kind == "weights-norm":
+        params = [p for p in params if p.grad is not None]
+        total = _total([p.detach() for p in params])
+        factor = min(1.0, m / (total + EPS))
+        return {i: g * factor for i, g in grads.items()}
+    if kind == "rms-not-norm":
+        flat = torch.cat([g.double().flatten() for g in grads.values()])
+        total = float(flat.pow(2).mean().sqrt())
+        return {i: g * min(1.0, m / (total + EPS)) for i, g in grads.items()}
     if kind == "sum-of-norms":
         total = sum(float(g.norm()) for g in grads.values())
         return {i: g * min(1.0, m / (total + EPS)) for i, g in grads.items()}
@@ -161,6 +206,22 @@ def _variant_grads(case: dict, kind: str) -> dict[int, torch.Tensor]:
 
 
 MESSAGES = {
+    "clip-threshold": (
+        "the total norm here is just BELOW max_norm, so the gradients must "
+        "stay as they are, yet you scaled them: clip only when the total "
+        "norm itself exceeds max_norm (total_norm > max_norm). Comparing the "
+        "SQUARED norm with max_norm moves the limit to sqrt(max_norm)"
+    ),
+    "weights-norm": (
+        "you measured the norm of the PARAMETERS (p), not of their gradients "
+        "(p.grad): clipping limits the size of the update, so the total norm "
+        "is sqrt(sum of p.grad's squared elements)"
+    ),
+    "rms-not-norm": (
+        "you took the root MEAN square of the gradients: the L2 norm sums the "
+        "squares, it does not average them (sqrt(sum(g ** 2)), no division by "
+        "the number of elements)"
+    ),
     "per-tensor-clipping": (
         "you clipped each tensor by its OWN norm: clip_grad_norm_ measures one "
         "norm over all gradients together, sqrt(sum of every squared element), "
@@ -239,11 +300,36 @@ def _grad_mistake(name, case, expected, tensors, hidden) -> list[CheckResult]:
     if got is None:
         return []
     reference = _flat(expected, keys)
+    unchanged = _flat(_variant_grads(case, "not-written-back"), keys)
     for kind, message in MESSAGES.items():
         variant = _flat(_variant_grads(case, kind), keys)
+        if (
+            kind != "not-written-back"
+            and variant is not None
+            and unchanged is not None
+            and torch.allclose(variant, unchanged, rtol=RTOL, atol=ATOL)
+        ):
+            continue  # a slip that clips nothing here leaves no fingerprint
         if variant is not None and tells_apart(
             got, variant, reference, rtol=RTOL, atol=ATOL
         ):
+            if kind == "not-written-back" and case.get("ratio", 0.0) > 1.0:
+                # Just above the limit: unclipped or not written back, or a
+                # per-tensor/RMS norm that stays under max_norm; say what is
+                # seen, not a guess.
+                return [
+                    likely_mistake(
+                        name,
+                        "your gradients are unchanged, but their total norm is "
+                        "just ABOVE max_norm, so every gradient must be scaled "
+                        "by max_norm / (total_norm + 1e-6): clip whenever the "
+                        "global norm (all gradients together, not each "
+                        "tensor, not its square) exceeds max_norm, and scale "
+                        "p.grad itself",
+                        diagnosis=None,
+                        hidden=hidden,
+                    )
+                ]
             return [likely_mistake(name, message, diagnosis=kind, hidden=hidden)]
     return []
 

@@ -10,6 +10,7 @@ with a per-module breakdown showing where the count went astray.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import torch
 import torch.nn as nn
@@ -134,17 +135,34 @@ def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
         p.numel() for _, p in model.named_parameters(remove_duplicate=False)
     )
     frozen = sum(p.numel() for p in distinct.values() if not p.requires_grad)
-    return [
-        parameter_count(
-            f"{case['name']}: parameter count",
-            data.get("total"),
-            expected=expected,
-            rows=_rows(model, data.get("parts")),
-            shared_extra=every_use - expected,
-            shared_label=_shared_label(model),
-            buffer_numel=sum(b.numel() for b in model.buffers()),
-            state_dict_total=sum(v.numel() for v in model.state_dict().values()),
-            frozen_numel=frozen,
-            hidden=case["hidden"],
-        )
-    ]
+    result = parameter_count(
+        f"{case['name']}: parameter count",
+        data.get("total"),
+        expected=expected,
+        rows=_rows(model, data.get("parts")),
+        shared_extra=every_use - expected,
+        shared_label=_shared_label(model),
+        buffer_numel=sum(b.numel() for b in model.buffers()),
+        state_dict_total=sum(v.numel() for v in model.state_dict().values()),
+        frozen_numel=frozen,
+        hidden=case["hidden"],
+    )
+    return [_counted_tensors(result, data.get("total"), len(distinct), expected)]
+
+
+def _counted_tensors(result: CheckResult, captured, tensors: int, expected: int):
+    """Name a total that is the number of Parameter TENSORS, not elements."""
+    got = captured.get("value") if isinstance(captured, dict) else None
+    if result.passed or result.diagnosis or got != tensors or tensors == expected:
+        return result
+    hint = (
+        f"{tensors:,} is the number of parameter TENSORS: count their elements, "
+        "p.numel() for each, and add those up"
+    )
+    return replace(
+        result,
+        message=result.message.replace("\n\n", f": {hint}\n\n", 1)
+        if "\n\n" in result.message
+        else f"{result.message}: {hint}",
+        diagnosis="counted-tensors",
+    )

@@ -133,6 +133,26 @@ def _variants(logits: torch.Tensor, targets: torch.Tensor) -> list[Variant]:
             "the target, a positive number that falls as the model improves",
         ),
         Variant(
+            "summed-over-time",
+            lambda: picked.squeeze(-1).sum(dim=1).mean(),
+            "your loss sums over the time axis and averages over the batch only: "
+            "the mean is over all b * t positions, so divide by b * t",
+        ),
+        Variant(
+            "missing-logsumexp",
+            lambda: -z.gather(-1, targets.unsqueeze(-1)).mean(),
+            "you used the target's raw logit as its log-probability: the "
+            "normaliser is missing. -log p = logsumexp(z) - z[target]; subtract "
+            "the logsumexp over the vocabulary (log_softmax does)",
+        ),
+        Variant(
+            "targets-shifted-again",
+            lambda: -logp[:, :-1].gather(-1, targets[:, 1:].unsqueeze(-1)).mean(),
+            "you shifted the targets by one again: here targets[i, j] already IS "
+            "the token that follows position j, so score logits[i, j] against "
+            "targets[i, j] at every one of the t positions",
+        ),
+        Variant(
             "mean-over-vocabulary",
             lambda: -logp.mean(),
             "your loss averages -log p over every vocabulary entry: take only the "

@@ -71,13 +71,26 @@ def make_cases(seed: int) -> list[dict]:
             seed=rng.randrange(2**31),
         ),
     ]
-    return cases + draw_logits_cases(
+    cases += draw_logits_cases(
         rng,
         "hidden random",
         batch=(2, 5),
         time=(3, 14),
         vocab=[29, 89, 131, 257],
     )
+    # The limit in every draw: t = 2, the shortest row that has a next token
+    # (one prediction per row), where any slice one position off is empty or
+    # swapped.
+    cases.append(
+        new_case(
+            "hidden: rows of two tokens (one prediction each)",
+            True,
+            shape=[rng.randint(2, 5), 2, rng.choice([29, 89, 131])],
+            scale=rng.choice((0.5, 1.0, 3.0)),
+            seed=rng.randrange(2**31),
+        )
+    )
+    return cases
 
 
 def inputs(case: dict) -> tuple[torch.Tensor, torch.Tensor]:
@@ -122,6 +135,24 @@ def _variants(logits: torch.Tensor, idx: torch.Tensor) -> list[Variant]:
             "you dropped the last position but did not shift the targets, so "
             "each position is scored against its own input token: the targets "
             "are idx[:, 1:], the inputs moved one step left",
+        ),
+        Variant(
+            "no-shift",
+            lambda: _nll(logits[:, 1:], idx[:, 1:]).mean(),
+            "you dropped the first position but did not shift the logits, so "
+            "each position is scored against its own input token: keep the "
+            "logits of positions 0..t-2 (logits[:, :-1]) for targets idx[:, 1:]",
+        ),
+        Variant(
+            "shifted-across-rows",
+            lambda: _nll(
+                logits.reshape(-1, logits.size(-1))[:-1].unsqueeze(0),
+                idx.reshape(-1)[1:].unsqueeze(0),
+            ).mean(),
+            "you flattened the batch before shifting: the last position of each "
+            "row is then scored against the first token of the NEXT row, a "
+            "different sequence. Shift within each row first (logits[:, :-1], "
+            "idx[:, 1:]), then flatten",
         ),
         Variant(
             "shifted-wrong-way",

@@ -7,7 +7,7 @@ step counts towards growth; after growth_interval clean steps in a row the
 scale doubles and the count restarts (lesson mixed-precision, PyTorch's
 GradScaler). The learner returns the scale after the last step. Hidden
 sequences are drawn until every known slip ends at another scale, and each
-holds a gradient that lands exactly on 65,504.
+holds scaled gradients exactly on 65,504, just below and just above it.
 """
 
 from __future__ import annotations
@@ -45,6 +45,16 @@ HINTS = {
         "an overflow ends the run of clean steps: set the count back to 0 "
         "when you skip, so growth needs growth_interval clean steps in a row"
     ),
+    "grows-one-step-late": (
+        "that doubles the scale one clean step late: double as soon as the "
+        "run of clean steps REACHES growth_interval (count == growth_interval), "
+        "not when it exceeds it"
+    ),
+    "wrong-fp16-max": (
+        "that takes 65,535 (2**16 - 1, the largest uint16) as the limit: "
+        "fp16's largest finite value is 65,504, and a scaled gradient just "
+        "above it already overflows"
+    ),
     "streak-not-reset-on-growth": (
         "after doubling the scale the count of clean steps starts again "
         "from 0; otherwise the scale doubles on every later clean step"
@@ -55,10 +65,12 @@ HINTS = {
 def simulate(grad_maxes, init_scale, growth_interval, kind: str = "right") -> float:
     """The scale after the last step, or after one of the usual slips."""
     scale, clean = float(init_scale), 0
+    limit = 65535.0 if kind == "wrong-fp16-max" else FP16_MAX
+    late = 1 if kind == "grows-one-step-late" else 0
     for g in grad_maxes:
         scaled = g if kind == "checked-unscaled-gradient" else g * scale
         at_max_counts = kind == "overflow-at-the-max"
-        if scaled > FP16_MAX or (at_max_counts and scaled == FP16_MAX):
+        if scaled > limit or (at_max_counts and scaled == FP16_MAX):
             scale /= 2
             if kind != "streak-not-reset-on-overflow":
                 clean = 0
@@ -66,7 +78,7 @@ def simulate(grad_maxes, init_scale, growth_interval, kind: str = "right") -> fl
         clean += 1
         if kind == "scale-never-grows":
             continue
-        if clean >= growth_interval:
+        if clean >= growth_interval + late:
             scale *= 2
             if kind != "streak-not-reset-on-growth":
                 clean = 0
@@ -77,29 +89,52 @@ def reference(grad_maxes, init_scale, growth_interval) -> float:
     return simulate(grad_maxes, init_scale, growth_interval)
 
 
-def _draw(rng: random.Random) -> dict:
-    """A sequence in which every slip ends at its own scale (see module doc)."""
-    for _ in range(1000):
+_FIRST = (
+    "checked-unscaled-gradient",
+    "overflow-at-the-max",
+    "scale-never-grows",
+    "streak-not-reset-on-overflow",
+    "streak-not-reset-on-growth",
+)
+_SECOND = ("grows-one-step-late", "wrong-fp16-max")
+
+
+def _draw(rng: random.Random, unique: tuple[str, ...] = _FIRST) -> dict:
+    """A sequence that every slip gets wrong, in which each slip of `unique`
+    ends at a scale of its own (a final scale is a power of two, so the
+    hidden runs share the slips out: see make_cases)."""
+    for _ in range(5000):
         interval = rng.randint(2, 4)
         init = 2.0 ** rng.randint(10, 16)
         grads, scale = [], init
         for _ in range(rng.randint(10, 16)):
             roll = rng.random()
-            if roll < 0.15:  # exactly at the limit: fits
+            if roll < 0.12:  # exactly at the limit: fits
                 g = FP16_MAX / scale
-            elif roll < 0.4:
+            elif roll < 0.22:  # just above the limit (below 65,535): overflows
+                g = (FP16_MAX + rng.randint(1, 30)) / scale
+            elif roll < 0.3:  # just below the limit: fits
+                g = (FP16_MAX - rng.randint(1, 30)) / scale
+            elif roll < 0.5:
                 g = round(rng.uniform(1.2, 40.0), 3) * FP16_MAX / init  # overflows
             else:
                 g = round(rng.uniform(0.001, 0.3), 4) * FP16_MAX / init / 4
             grads.append(g)
             scale = simulate(grads, init, interval)  # the next step's scale
         right = simulate(grads, init, interval)
-        ends = [simulate(grads, init, interval, kind) for kind in HINTS]
-        at_limit = any(
-            g * simulate(grads[:i], init, interval) == FP16_MAX
-            for i, g in enumerate(grads)
+        ends = {kind: simulate(grads, init, interval, kind) for kind in HINTS}
+        separated = all(
+            list(ends.values()).count(ends[kind]) == 1 and ends[kind] != right
+            for kind in unique
         )
-        if at_limit and right not in ends and len(set(ends)) == len(ends):
+        scaled = [g * simulate(grads[:i], init, interval) for i, g in enumerate(grads)]
+        # At, just below and just above 65,504, in every draw.
+        at_limit = FP16_MAX in scaled
+        below = any(FP16_MAX - 30 <= x < FP16_MAX for x in scaled)
+        above = any(FP16_MAX < x <= FP16_MAX + 30 for x in scaled)
+        # Run 2 (the new slips) holds all three; run 1 at least the limit.
+        edges = at_limit and (unique == _FIRST or (below and above))
+        if edges and separated:
             return dict(grad_maxes=grads, init_scale=init, growth_interval=interval)
     raise RuntimeError("no sequence separates the slips")  # pragma: no cover
 
@@ -114,8 +149,10 @@ def make_cases(seed: int) -> list[dict]:
                   grad_maxes=[FP16_MAX / 65536, 0.5, 2.0, 0.1, 0.1, 0.1],
                   init_scale=65536.0, growth_interval=2),
     ]  # fmt: skip
-    for i in range(2):
-        cases.append(args_case(_ARGS, f"hidden run {i + 1}", True, **_draw(rng)))
+    for i, unique in enumerate((_FIRST, _SECOND)):
+        cases.append(
+            args_case(_ARGS, f"hidden run {i + 1}", True, **_draw(rng, unique))
+        )
     return cases
 
 

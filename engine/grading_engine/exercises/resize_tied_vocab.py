@@ -36,6 +36,13 @@ def make_cases(seed: int) -> list[dict]:
         ("hidden tiny", "tiny", True, rng.randint(98, 160)),
         ("hidden mini", "mini", True, rng.randint(212, 300)),
     ]
+    # The boundary in every draw: exactly one new row (new_vocab = vocab + 1),
+    # where a slice or a mean that starts one row late shows; the config is
+    # drawn, the coverage is not.
+    edge = rng.choice(("tiny", "mini"))
+    specs.append(
+        (f"hidden {edge}: one new row", edge, True, get_config(edge).vocab_size + 1)
+    )
     cases = []
     for name, config, hidden, new_vocab in specs:
         c = get_config(config)

@@ -49,22 +49,50 @@ MESSAGES = {
 }
 
 
+BLOCK_SIZE = get_config("tiny").block_size  # 16
+
+ERRORS = [
+    (
+        "cannot forward a sequence of length",
+        "fed-whole-row",
+        f"seq holds up to block_size + 1 = {BLOCK_SIZE + 1} tokens and the model "
+        f"reads at most block_size = {BLOCK_SIZE}: the last token is only ever a "
+        "target (nothing follows it), so feed seq[:, :-1], not the whole row",
+    ),
+    (
+        "expected target size",
+        "class-axis",
+        "F.cross_entropy reads axis 1 as the classes, which for (b, t - 1, V) "
+        "logits is time: pass logits.transpose(1, 2) (classes on axis 1), or "
+        "flatten to (b * (t - 1), V) and reshape the losses back",
+    ),
+]
+
+
 def make_cases(seed: int) -> list[dict]:
     rng = random.Random(seed)
     cases = [
         new_case("tiny, one row of 13 tokens", False, b=1, t=13, vocab=97),
         new_case("tiny, 3 rows of 8 tokens", False, b=3, t=8, vocab=97),
         *(new_case(f"hidden {i + 1}", True) for i in range(2)),
+        # The limits in every draw: a full training row of block_size + 1
+        # tokens (the model reads only block_size of them) and the shortest
+        # row, two tokens, one prediction.
+        new_case("hidden: a row of block_size + 1 tokens", True),
+        new_case("hidden: rows of two tokens", True),
     ]
 
     def draw() -> dict:
         return {
             "b": rng.randint(1, 4),
-            "t": rng.randint(4, 17),
+            "t": rng.randint(4, BLOCK_SIZE),
             "vocab": rng.choice([61, 97, 131]),
         }
 
-    return size_cases(cases, rng, {}, draw)
+    cases = size_cases(cases, rng, {}, draw)
+    cases[-2]["t"], cases[-1]["t"] = BLOCK_SIZE + 1, 2
+    cases[-1]["b"] = max(cases[-1]["b"], 2)
+    return cases
 
 
 def inputs(case: dict):
@@ -115,7 +143,7 @@ def run_case(fn, case: dict):
 
 
 def check_case(case: dict, data: dict, tensors: dict):
-    if raised := case_error(case, data):
+    if raised := case_error(case, data, ERRORS):
         return raised
     model, seq = inputs(case)
     expected = reference(model, seq)

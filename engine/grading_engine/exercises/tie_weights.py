@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 
 import torch
+from torch import nn
 from torch.nn import functional as F
 
 from grading_engine.checks.result import CheckResult, fail
@@ -94,6 +95,8 @@ def _facts(model) -> dict:
         "head_type": type_name(head),
         "head_registered": id(head) in registered,
         "distinct": capture_int(sum(p.numel() for p in model.parameters())),
+        "head_module": type_name(model.lm_head),
+        "head_is_linear": isinstance(model.lm_head, nn.Linear),
     }
 
 
@@ -106,8 +109,15 @@ def run_case(fn, case: dict):
         model = build_model(case["config"], tied=False, seed=case["seed"])
     fn(model)  # tying is in place; a return value is ignored
     data = _facts(model)
-    if case["kind"] == "structure" or data["head_shape"] != data["wte_shape"]:
-        return data, {}  # a mis-shaped head cannot run; the identity check says why
+    if (
+        case["kind"] == "structure"
+        or data["head_shape"] != data["wte_shape"]
+        or not data["head_is_linear"]
+    ):
+        # A mis-shaped head, or a head module that is no longer a Linear (the
+        # embedding module itself), cannot score hidden states; the checks
+        # say why.
+        return data, {}
 
     idx, targets = torch.tensor(case["idx"]), torch.tensor(case["targets"])
     model.zero_grad(set_to_none=True)
@@ -174,6 +184,29 @@ def _structure_checks(case: dict, data: dict) -> list[CheckResult]:
     return checks
 
 
+def _head_module_check(name: str, data: dict, hidden: bool) -> CheckResult | None:
+    """A failed check when lm_head is no longer an nn.Linear (None otherwise).
+
+    `model.lm_head = model.transformer.wte` makes `lm_head.weight is
+    wte.weight` true, but the head is then an embedding lookup: it cannot
+    project hidden states to logits.
+    """
+    if data.get("head_is_linear") is not False:
+        return None
+    return fail(
+        f"{name}: the head is still a Linear layer",
+        f"model.lm_head is now a {data.get('head_module')}: you replaced the head "
+        "module instead of sharing its weight. The tie shares the Parameter, "
+        "not the module: an embedding looks rows up by token id and cannot "
+        "score the final hidden states. Keep the nn.Linear and assign "
+        "model.lm_head.weight = model.transformer.wte.weight",
+        expected="nn.Linear sharing wte's weight",
+        got=str(data.get("head_module")),
+        diagnosis="head-module-replaced",
+        hidden=hidden,
+    )
+
+
 def _gradient_parts(case: dict, values: torch.Tensor) -> tuple[torch.Tensor, ...]:
     """Embedding-use and head-use gradients when both weights equal `values`.
 
@@ -202,6 +235,9 @@ def _gradient_checks(case: dict, data: dict, tensors: dict) -> list[CheckResult]
     reference = build_model(case["config"], tied=False, seed=case["seed"])
     original_wte = reference.transformer.wte.weight.detach()
     original_head = reference.lm_head.weight.detach()
+    replaced = _head_module_check(name, data, hidden)
+    if replaced is not None:
+        return [identity, replaced]
     wte = tensors.get("wte")
     if wte is None:
         return [
@@ -226,7 +262,9 @@ def _gradient_checks(case: dict, data: dict, tensors: dict) -> list[CheckResult]
                 f"{name}: gradient of the shared weight",
                 "after your call transformer.wte.weight holds neither the "
                 "embedding's nor the head's original values: tying should share "
-                "a weight, not change it",
+                "a weight, not change it (no re-initialising or rescaling the "
+                "tied weight)",
+                diagnosis="tied-weight-changed",
                 hidden=hidden,
             ),
         ]
@@ -245,5 +283,7 @@ def _gradient_checks(case: dict, data: dict, tensors: dict) -> list[CheckResult]
 
 def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
     if case["kind"] == "structure":
-        return _structure_checks(case, data)
+        checks = _structure_checks(case, data)
+        replaced = _head_module_check(case["name"], data, case["hidden"])
+        return checks if replaced is None else [*checks, replaced]
     return _gradient_checks(case, data, tensors)

@@ -3,11 +3,11 @@
 A linear ramp peak · (it + 1) / (warmup + 1) while it < warmup; a half
 cosine from peak down to min_lr between warmup and decay; min_lr after
 decay (lesson warmup-cosine, nanoGPT's get_lr). Every case asks for the
-boundaries (step 0, the last warmup step, the first decay step, the end of
-the decay, a step past it) and a step inside the decay, so a ramp that
-starts at 0, a decay to 0 instead of the floor, a decay that forgets the
-warmup, a linear decay and a cosine that climbs back after `decay` are
-each seen and named in every draw.
+boundaries (step 0, the last warmup step, the first decay step, the steps
+just before, at and just after the end of the decay, a step past it) and a
+step inside the decay, so a ramp that starts at 0, a decay to 0 instead of
+the floor, a decay that forgets the warmup, a linear decay and a cosine
+that climbs back after `decay` are each seen and named in every draw.
 """
 
 from __future__ import annotations
@@ -59,8 +59,10 @@ def make_cases(seed: int) -> list[dict]:
             warmup - 1,
             warmup,
             warmup + rng.randint(1, decay - warmup - 1),
+            decay - 1,
             decay,
-            decay + rng.randint(1, decay - warmup - 1),  # the cosine would climb
+            decay + 1,
+            decay + rng.randint(2, decay - warmup - 1),  # the cosine would climb
         ]
         cases.append(
             _case(
@@ -96,7 +98,15 @@ def _slips(it: int, peak, min_lr, warmup, decay) -> list[tuple[float, str, str]]
                 "a ramp of peak · it / warmup gives step 0 a learning rate of 0, "
                 "a step that changes nothing; nanoGPT's ramp is "
                 "peak · (it + 1) / (warmup + 1), small but not zero",
-            )
+            ),
+            (
+                peak * (it + 1) / warmup,
+                "warmup-off-by-one",
+                "your ramp divides by warmup: it reaches the peak already at "
+                "step warmup - 1, the last warmup step. The ramp is "
+                "peak · (it + 1) / (warmup + 1), just below the peak at its "
+                "last step",
+            ),
         ]
     ratio = (it - warmup) / (decay - warmup)
     if it > decay:
@@ -125,6 +135,13 @@ def _slips(it: int, peak, min_lr, warmup, decay) -> list[tuple[float, str, str]]
             "decay-ignores-warmup",
             "the decay starts when the warmup ends: ratio = (it - warmup) / "
             "(decay - warmup), 0 at the first decay step and 1 at `decay`",
+        ),
+        (
+            min_lr + 0.5 * (1.0 + math.cos(ratio)) * (peak - min_lr),
+            "cosine-missing-pi",
+            "your cosine is missing its factor π: cos(ratio) covers only a "
+            "third of the half-turn, so the rate never comes down to min_lr. "
+            "Use cos(π · ratio), which goes from 1 to -1 as ratio goes 0 to 1",
         ),
         (
             min_lr + (1.0 - ratio) * (peak - min_lr),

@@ -252,6 +252,17 @@ def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
     results = _each_once(name, model, got_decay, got_no, decay | no_decay, hidden)
     wrongly_decayed = set(got_decay) & no_decay
     wrongly_spared = set(got_no) & decay
+    if decay != no_decay and set(got_decay) == no_decay and set(got_no) == decay:
+        return results + [
+            likely_mistake(
+                name,
+                "your two groups are swapped: the first list holds the biases, "
+                "norms and embeddings, the second the Linear weights. Return "
+                "(decay_names, no_decay_names), decay first, in that order",
+                diagnosis="swapped-groups",
+                hidden=hidden,
+            )
+        ]
     if wrongly_decayed or wrongly_spared:
         return results + [
             _diagnose(name, model, wrongly_decayed, wrongly_spared, hidden)
@@ -277,6 +288,20 @@ def _tied_aliases(model: nn.Module) -> set[str]:
         if n not in kept:
             aliases.add(n)
     return aliases
+
+
+def _tied_names(model: nn.Module) -> set[str]:
+    """The kept names of tensors that an Embedding shares with another module."""
+    owners: dict[int, int] = {}
+    for module in model.modules():
+        for p in module.parameters(recurse=False):
+            owners[id(p)] = owners.get(id(p), 0) + 1
+    embedding = {id(m.weight) for m in model.modules() if isinstance(m, nn.Embedding)}
+    return {
+        n
+        for n, p in model.named_parameters()
+        if id(p) in embedding and owners.get(id(p), 0) > 1
+    }
 
 
 def _kinds(model: nn.Module) -> dict[str, str]:
@@ -355,4 +380,11 @@ def _diagnose(name, model, wrongly_decayed, wrongly_spared, hidden) -> CheckResu
     if wrongly_spared:
         detail += f"not decayed but should be: {_show(wrongly_spared)}. "
     diagnosis, message = _rule(decayed_kinds, wrongly_decayed, wrongly_spared)
+    if diagnosis == EMBEDDINGS[0] and wrongly_decayed <= _tied_names(model):
+        message = (
+            "You decayed the tied head's weight: it is the embedding table "
+            "itself (nn.Embedding and nn.Linear share it), so it counts as an "
+            "embedding and is not decayed. Take the embedding tensors out of "
+            "the Linear weights before deciding"
+        )
     return likely_mistake(name, detail + message, diagnosis=diagnosis, hidden=hidden)
