@@ -10,6 +10,7 @@ recomputes both gradient parts on its own copy of the model.
 
 from __future__ import annotations
 
+import copy
 import random
 
 import torch
@@ -102,9 +103,12 @@ def _facts(model) -> dict:
 
 def run_case(fn, case: dict):
     if case["kind"] == "structure":
-        # The cached model is tied in place: fine in a child forked per job
-        # (the pool's copy is untouched) and in a cold child that exits.
-        model = reference_model(case["config"], tied=False, seed=case["seed"])
+        # A copy of the cached model: the learner ties (or breaks) it in
+        # place, and the cache outlives this call in any long-lived process
+        # (the in-process grader; a warm pool's zygote if a job ever ran
+        # there). Copying 124 M floats costs a fraction of building them.
+        cached = reference_model(case["config"], tied=False, seed=case["seed"])
+        model = copy.deepcopy(cached)
     else:
         model = build_model(case["config"], tied=False, seed=case["seed"])
     fn(model)  # tying is in place; a return value is ignored
