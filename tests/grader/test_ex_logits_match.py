@@ -6,6 +6,8 @@ from __future__ import annotations
 from grading_engine.exercises.base import load_harness
 
 from tests.grader.inprocess import (
+    grade_in_process,
+    load_spec,
     one_thread,  # noqa: F401 (autouse: one torch thread for this module)
     standard_tests,
 )
@@ -34,3 +36,17 @@ def test_every_draw_puts_max_abs_at_just_below_and_just_above_atol():
         assert found[0] == (0.0, True), seed
         assert found[-1][0] < 0 and found[-1][1] is True, seed
         assert found[1][0] > 0 and found[1][1] is False, seed
+
+
+def test_a_wrong_max_abs_is_not_blamed_on_the_match_boundary():
+    """Probabilities or a mean make max_abs small, so `match` is wrong at the
+    just-above case too; that is the max_abs mistake, not allclose's rtol."""
+    boundary = {"tolerance-boundary", "allclose-rtol"}
+    for wrong in load_spec(SLUG)["wrong_solutions"]:
+        named = {
+            r.diagnosis
+            for seed in SEEDS[:2]
+            for r in grade_in_process(SLUG, wrong["code"], seed)
+            if not r.passed and r.diagnosis
+        }
+        assert named & boundary <= {wrong["diagnosis"]}, (wrong["name"], named)

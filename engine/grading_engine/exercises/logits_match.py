@@ -246,9 +246,14 @@ def _matches(got: float, wrong: float, right: float) -> bool:
 
 
 def _diagnose_match(ours, theirs, atol, data, want):
-    """A wrong `match` at the tolerance's boundary."""
-    got = data.get("match")
+    """A wrong `match` at the tolerance's boundary, when max_abs itself is
+    right (a wrong max_abs explains a wrong match, and is named below)."""
+    got, got_max = data.get("match"), data.get("max_abs")
     if not isinstance(got, bool) or got == want["match"]:
+        return None
+    if not isinstance(got_max, float) or abs(got_max - want["max_abs"]) > 1e-6 * max(
+        1.0, want["max_abs"]
+    ):
         return None
     if want["max_abs"] == atol and got is False:
         return (
