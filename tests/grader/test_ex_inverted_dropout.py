@@ -64,3 +64,29 @@ def test_visible_cases_do_not_depend_on_the_seed_and_hidden_ones_do():
     a, b = MODULE.make_cases(SEEDS[0]), MODULE.make_cases(SEEDS[1])
     assert [c for c in a if not c["hidden"]] == [c for c in b if not c["hidden"]]
     assert [c for c in a if c["hidden"]] != [c for c in b if c["hidden"]]
+
+
+def test_every_case_has_draws_at_just_below_and_just_above_p():
+    """The boundary u == p (kept) is in every case of every draw, so a strict
+    u > p cannot pass on a lucky seed."""
+    for seed in range(20):
+        for case in MODULE.make_cases(seed):
+            _, p, _, u = MODULE.inputs(case)
+            at = torch.tensor(p, dtype=torch.float32)
+            assert (u == at).any(), (seed, case["name"])
+            assert (u == torch.nextafter(at, torch.tensor(1.0))).any()
+            if p > 0:
+                assert (u == torch.nextafter(at, torch.tensor(0.0))).any()
+            assert bool(((u >= 0) & (u < 1)).all())
+
+
+def test_a_strict_comparison_at_p_is_named():
+    code = (
+        "def dropout(x, p, training, u):\n"
+        "    if not training:\n"
+        "        return x\n"
+        "    return x * (u > p) / (1.0 - p)\n"
+    )
+    failed = [r for r in grade_in_process(SLUG, code, 5) if not r.passed]
+    assert "dropout-boundary" in {r.diagnosis for r in failed}
+    assert any(r.hidden for r in failed) and any(not r.hidden for r in failed)

@@ -344,3 +344,17 @@ def test_a_float32_softmax_of_logits_near_800_passes_every_draw():
     for seed in (46, *range(0, 200, 9)):
         results = grade_in_process("softmax-temperature", solution, seed)
         assert all(r.passed for r in results), (seed, [r.message for r in results])
+
+
+def test_gpt2_forward_draws_reach_the_context_limit():
+    """Every draw runs one case at block_size and one just below it."""
+    from grading_engine.exercises.kit.models import case_config
+
+    module = load_harness("gpt2-forward")
+    for seed in range(20):
+        gaps = sorted(
+            case_config(c).block_size - c["t"]
+            for c in module.make_cases(seed)
+            if c["hidden"]
+        )
+        assert gaps == [0, 1], seed

@@ -171,6 +171,13 @@ def _check_keys(name, expected: dict, got: set, hidden: bool) -> CheckResult:
             "mask and its fill value, saved as buffers by older Hugging Face "
             "versions; the reference builds its mask itself, so drop them"
         )
+    elif missing == ["lm_head.weight"] and not extra:
+        diagnosis = "dropped-tied-head"
+        message += (
+            ": the head is tied to wte, but tying shares one tensor under "
+            "both names; the reference's state_dict() lists lm_head.weight "
+            "too, so copy it (load_state_dict would report it missing)"
+        )
     elif any(k.endswith("attn.c_attn.bias") for k in missing):
         diagnosis = "dropped-c-attn-bias"
         message += (

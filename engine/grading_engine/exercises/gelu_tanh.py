@@ -95,6 +95,12 @@ def gelu_variant(x: torch.Tensor, kind: str) -> torch.Tensor:
     if kind == "twice":
         return F.gelu(F.gelu(x, approximate="tanh"), approximate="tanh")
     c, k, half = _C, 0.044715, 0.5
+    if kind == "no-x":
+        return half * (1.0 + torch.tanh(c * (x + k * x**3)))
+    if kind == "parentheses":
+        return half * x * (1.0 + torch.tanh(c * x + k * x**3))
+    if kind == "square":
+        return half * x * (1.0 + torch.tanh(c * (x + k * x**2)))
     if kind == "no-cube":
         k = 0.0
     elif kind == "pi-over-2":
@@ -143,6 +149,27 @@ def _variants(x: torch.Tensor) -> list[Variant]:
             variant("no-cube"),
             "your output matches the formula without its cubic term: the "
             "tanh argument is sqrt(2/pi) * (x + 0.044715 * x**3)",
+        ),
+        Variant(
+            "missing-cubic-term",
+            variant("square"),
+            "your output matches 0.044715 * x**2 in the tanh argument: the "
+            "correction term is cubic, sqrt(2/pi) * (x + 0.044715 * x**3), "
+            "and odd like x itself (x**2 bends negative inputs the wrong way)",
+        ),
+        Variant(
+            "gelu-missing-x",
+            variant("no-x"),
+            "your output matches 0.5 * (1 + tanh(...)) without the leading x: "
+            "that is the smooth step Phi(x), the probability; GELU is x times "
+            "it, 0.5 * x * (1 + tanh(...))",
+        ),
+        Variant(
+            "gelu-parentheses",
+            variant("parentheses"),
+            "your output matches sqrt(2/pi) * x + 0.044715 * x**3 inside the "
+            "tanh: the constant multiplies the whole sum, "
+            "sqrt(2/pi) * (x + 0.044715 * x**3)",
         ),
         Variant(
             "wrong-constant",

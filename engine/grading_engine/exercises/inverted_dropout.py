@@ -5,7 +5,9 @@ are scaled by 1 / (1 - p), so the expected value is unchanged; in eval mode
 dropout is the identity (lesson dropout-in-gpt2). The learner is handed the
 uniform draws `u` (an element is dropped where u < p), so a grade is
 deterministic. Every draw has training and eval cases; a visible case has
-p = 0, where dropout must change nothing even in training.
+p = 0, where dropout must change nothing even in training. Every case
+plants draws exactly at p (kept), one float32 step below (dropped) and one
+above (kept), so a strict u > p is caught on every seed.
 """
 
 from __future__ import annotations
@@ -47,6 +49,16 @@ MESSAGES = {
         "non-inverted dropout. With inverted dropout the training step "
         "already divided by (1 - p), so eval returns x unchanged"
     ),
+    "dropout-boundary": (
+        "your output drops an element whose draw is exactly p: an element "
+        "is dropped where u < p and KEPT where u >= p (F.dropout keeps it "
+        "with probability 1 - p); compare with u >= p, not u > p"
+    ),
+    "dropout-scale-inverted": (
+        "your output multiplies the survivors by (1 - p): inverted dropout "
+        "DIVIDES them by (1 - p), so the expected value (1 - p) · x / (1 - p) "
+        "stays x; multiplying shrinks it to (1 - p)² · x"
+    ),
 }
 
 
@@ -77,14 +89,25 @@ def inputs(case: dict):
     g = torch.Generator().manual_seed(case["seed"])
     x = torch.randn(*case["shape"], generator=g) + 0.5
     u = torch.rand(*case["shape"], generator=g)
+    # The boundary in every case: draws exactly at p (kept, since only
+    # u < p is dropped), one float32 step below it (dropped) and one above.
+    at = torch.tensor(case["p"], dtype=torch.float32)
+    below = torch.nextafter(at, torch.tensor(0.0)) if case["p"] > 0 else at
+    above = torch.nextafter(at, torch.tensor(1.0))
+    where = torch.randperm(u.numel(), generator=g)[:3]
+    u.view(-1)[where] = torch.stack([at, below, above])
     return x, case["p"], case["training"], u
 
 
 def dropout_variant(x, p, training, u, kind: str = "right") -> torch.Tensor:
     keep = (u < p) if kind == "p-is-keep" else (u >= p)
+    if kind == "strict":
+        keep = u > p
     if not training and kind != "in-eval":
         return x * (1 - p) if kind == "eval-scaled" else x.clone()
     scale = 1.0 if kind == "no-rescale" else 1.0 / (1.0 - p)
+    if kind == "scale-multiplied":
+        scale = 1.0 - p
     return x * keep * scale
 
 
@@ -94,6 +117,8 @@ def _variants(x, p, training, u) -> list[Variant]:
         "dropout-p-is-keep": "p-is-keep",
         "dropout-in-eval": "in-eval",
         "eval-scaled": "eval-scaled",
+        "dropout-boundary": "strict",
+        "dropout-scale-inverted": "scale-multiplied",
     }
     return [
         Variant(d, lambda k=k: dropout_variant(x, p, training, u, k), MESSAGES[d])

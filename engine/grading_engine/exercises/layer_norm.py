@@ -90,7 +90,7 @@ def inputs(case: dict) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, float]
 def layer_norm_variant(x, weight, bias, eps, kind: str = "right"):
     """LayerNorm, or one of the usual slips of it, in float64."""
     x, weight, bias = x.double(), weight.double(), bias.double()
-    dim = -2 if kind == "time-axis" else -1
+    dim = {"time-axis": -2, "time-and-features": (-2, -1)}.get(kind, -1)
     mean = x.mean(dim, keepdim=True)
     if kind == "rms":
         mean = torch.zeros_like(mean)
@@ -105,6 +105,10 @@ def layer_norm_variant(x, weight, bias, eps, kind: str = "right"):
         xhat = (x - mean) / torch.sqrt(var + eps)
     if kind == "no-affine":
         return xhat
+    if kind == "swapped-affine":
+        return xhat * bias + weight
+    if kind == "shift-then-scale":
+        return (xhat + bias) * weight
     return xhat * weight + bias
 
 
@@ -145,6 +149,27 @@ def _variants(x, weight, bias, eps) -> list[Variant]:
             "(dim=1): LayerNorm normalises each position's feature vector, "
             "the last axis (dim=-1, keepdim=True); over time, a position "
             "would see the future",
+        ),
+        Variant(
+            "wrong-axis",
+            variant("time-and-features"),
+            "your output matches one mean and variance over the whole "
+            "sequence (time and features together): LayerNorm takes them "
+            "per position, over the last axis only (dim=-1, keepdim=True)",
+        ),
+        Variant(
+            "swapped-affine",
+            variant("swapped-affine"),
+            "your output matches x_hat * bias + weight: weight (gamma) is "
+            "the scale that multiplies x_hat and bias (beta) the shift "
+            "added after it, y = x_hat * weight + bias",
+        ),
+        Variant(
+            "affine-order",
+            variant("shift-then-scale"),
+            "your output matches (x_hat + bias) * weight: the shift comes "
+            "after the scale, y = x_hat * weight + bias, so bias is not "
+            "multiplied by weight",
         ),
         Variant(
             "rms-norm",

@@ -75,6 +75,23 @@ def make_cases(seed: int) -> list[dict]:
             "seed": rng.randrange(2**31),
         },
     ]
+    # The tolerance's boundary in every draw: max_abs exactly atol (a match:
+    # max_abs <= atol), one float32 step below it and one above it. atol is a
+    # power of two and the worst logit sits in [1, 2), so the difference is
+    # exact in float32 and float64 alike.
+    atol = rng.choice([2.0**-8, 2.0**-10, 2.0**-12])
+    for step, what in ((0, "exactly at"), (-1, "just below"), (1, "just above")):
+        cases.append(
+            {
+                "name": f"hidden: max_abs {what} atol",
+                "hidden": True,
+                "kind": "boundary",
+                "step": step,
+                "shape": [rng.randint(1, 3), rng.randint(2, 8), 61],
+                "atol": atol,
+                "seed": rng.randrange(2**31),
+            }
+        )
     return cases
 
 
@@ -96,6 +113,13 @@ def inputs(case: dict) -> tuple[torch.Tensor, torch.Tensor]:
         ours += torch.randn(*case["shape"], generator=g) * case["atol"] * 0.05
     elif case["kind"] == "shift":
         ours += torch.rand(*case["shape"][:2], 1, generator=g) * 4 + 1
+    elif case["kind"] == "boundary":
+        b, t, V = case["shape"]
+        ours += torch.randn(*case["shape"], generator=g) * case["atol"] * 0.05
+        i = int(torch.randint(0, b * t * V, (1,), generator=g))
+        base = 1.0 + int(torch.randint(0, 4, (1,), generator=g)) / 8
+        theirs.view(-1)[i] = base
+        ours.view(-1)[i] = base + case["atol"] + case["step"] * 2.0**-23
     elif case["kind"] == "one":
         b, t, V = case["shape"]
         i = int(torch.randint(0, b * t, (1,), generator=g))
@@ -197,7 +221,7 @@ def _check_answer(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
     ]
     if all(r.passed for r in results):
         return results
-    if diagnosis := _diagnose(ours, theirs, data, want):
+    if diagnosis := _diagnose(ours, theirs, data, want, case["atol"]):
         slug, message = diagnosis
         results.append(likely_mistake(name, message, diagnosis=slug, hidden=hidden))
     return results
@@ -221,9 +245,49 @@ def _matches(got: float, wrong: float, right: float) -> bool:
     )
 
 
-def _diagnose(ours, theirs, data, want):
+def _diagnose_match(ours, theirs, atol, data, want):
+    """A wrong `match` at the tolerance's boundary, when max_abs itself is
+    right (a wrong max_abs explains a wrong match, and is named below)."""
+    got, got_max = data.get("match"), data.get("max_abs")
+    if not isinstance(got, bool) or got == want["match"]:
+        return None
+    if not isinstance(got_max, float) or abs(got_max - want["max_abs"]) > 1e-6 * max(
+        1.0, want["max_abs"]
+    ):
+        return None
+    if want["max_abs"] == atol and got is False:
+        return (
+            "tolerance-boundary",
+            f"max_abs is exactly atol ({atol:g}) here and you reported no "
+            "match: within atol means max_abs <= atol (the boundary "
+            "included), not max_abs < atol",
+        )
+    close = torch.allclose(ours, theirs, atol=atol)  # default rtol=1e-5
+    if got is True and close:
+        return (
+            "allclose-rtol",
+            "your match agrees with torch.allclose(ours, theirs, atol=atol), "
+            "whose default rtol=1e-5 adds 1e-5 * |theirs| to the tolerance: "
+            "here max_abs is just above atol, so it is not a match. Compare "
+            "max_abs <= atol (or pass rtol=0)",
+        )
+    return None
+
+
+def _diagnose(ours, theirs, data, want, atol=None):
+    if atol is not None and (found := _diagnose_match(ours, theirs, atol, data, want)):
+        return found
     got_max = data.get("max_abs")
     if isinstance(got_max, float):
+        signed = ours.double() - theirs.double()
+        for direction in (signed, -signed):
+            if _matches(got_max, direction.max().item(), want["max_abs"]):
+                return (
+                    "missing-abs",
+                    "your max_abs is the largest SIGNED difference: a logit "
+                    "that is too low by more than any other is too high never "
+                    "shows. Take the absolute value first, (ours - theirs).abs()",
+                )
         p = torch.softmax(ours.double(), -1) - torch.softmax(theirs.double(), -1)
         if _matches(got_max, p.abs().max().item(), want["max_abs"]):
             return (
@@ -243,6 +307,16 @@ def _diagnose(ours, theirs, data, want):
             )
     agree = data.get("top1_agree")
     if isinstance(agree, float):
+        same = (ours.argmax(-1) == theirs.argmax(-1)).double()
+        if same.sum().item() != same.mean().item() and _matches(
+            agree, same.sum().item(), want["top1_agree"]
+        ):
+            return (
+                "count-not-fraction",
+                f"your top1_agree is the NUMBER of agreeing positions "
+                f"({agree:g} of {same.numel()}): report the fraction, the "
+                "mean over the b * t positions (a number in [0, 1])",
+            )
         wrong_axis = (ours.argmax(1) == theirs.argmax(1)).double().mean().item()
         if _matches(agree, wrong_axis, want["top1_agree"]):
             return (

@@ -115,6 +115,11 @@ def run_case(fn, case: dict):
     return run_and_capture(fn, *inputs(case))
 
 
+def _bias_after_gelu(x, w_fc, b_fc, w_proj, b_proj):
+    h = F.gelu(F.linear(x, w_fc), approximate="tanh") + b_fc
+    return F.linear(h, w_proj, b_proj)
+
+
 def _variants(args: list[torch.Tensor]) -> list[Variant]:
     variants = [
         Variant("exact-gelu", lambda: mlp(*args, act="exact")),
@@ -128,6 +133,22 @@ def _variants(args: list[torch.Tensor]) -> list[Variant]:
             "and c_proj: two Linears in a row are one Linear (rank at most "
             "n_embd), so the expansion buys nothing; apply "
             "F.gelu(h, approximate='tanh') to the hidden layer",
+        ),
+    ]
+    variants += [
+        Variant(
+            "added-residual",
+            lambda: args[0] + mlp(*args),
+            "your output matches x + mlp(x): the residual add belongs to the "
+            "block (x = x + mlp(ln_2(x))); mlp_forward returns the MLP's own "
+            "output, which the block then adds",
+        ),
+        Variant(
+            "bias-after-activation",
+            lambda: _bias_after_gelu(*args),
+            "your output matches c_fc's bias added after the GELU: c_fc is "
+            "one affine map, x @ W.T + b, and the activation acts on its "
+            "whole output, gelu(x @ W.T + b)",
         ),
     ]
     for kept, missing in [

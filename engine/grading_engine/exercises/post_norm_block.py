@@ -47,6 +47,21 @@ MESSAGES = {
         "sub-layer's output and leaves the stream growing; post-norm "
         "normalises the sum, ln_1(x + attn(x))"
     ),
+    "stale-stream": (
+        "your output matches an MLP that reads the stream from BEFORE "
+        "attention, ln_2(h + mlp(x)) with h = ln_1(x + attn(x)): the "
+        "sub-layers run in order, so the MLP reads (and adds to) the stream "
+        "attention just wrote, x = ln_2(x + mlp(x)) with the new x"
+    ),
+    "missing-norm": (
+        "your output matches the block without ln_2: post-norm normalises "
+        "after EACH residual add, x = ln_1(x + attn(x)), then "
+        "x = ln_2(x + mlp(x))"
+    ),
+    "sublayer-order": (
+        "your output matches the MLP run before attention: a block runs "
+        "attention first (with ln_1), then the MLP (with ln_2)"
+    ),
 }
 
 
@@ -105,6 +120,15 @@ def wired(x: torch.Tensor, block: Block, kind: str = "post") -> torch.Tensor:
         if kind == "swapped":
             x = b.ln_2(x + b.attn(x))
             return b.ln_1(x + b.mlp(x))
+        if kind == "stale":
+            h = b.ln_1(x + b.attn(x))
+            return b.ln_2(h + b.mlp(x))
+        if kind == "no-ln-2":
+            x = b.ln_1(x + b.attn(x))
+            return x + b.mlp(x)
+        if kind == "mlp-first":
+            x = b.ln_2(x + b.mlp(x))
+            return b.ln_1(x + b.attn(x))
         x = x + b.ln_1(b.attn(x))  # "branch"
         return x + b.ln_2(b.mlp(x))
 
@@ -115,6 +139,9 @@ def _variants(x, block) -> list[Variant]:
         "missing-residual": "no-residual",
         "swapped-norms": "swapped",
         "norm-on-branch": "branch",
+        "stale-stream": "stale",
+        "missing-norm": "no-ln-2",
+        "sublayer-order": "mlp-first",
     }
     return [
         Variant(d, lambda k=k: wired(x, block, k), MESSAGES[d])

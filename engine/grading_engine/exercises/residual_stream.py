@@ -45,6 +45,21 @@ MESSAGES = {
         "pre-norm stream each sub-layer reads norm(x) (ln_1, ln_2), while "
         "the stream itself, un-normalised, is what gets added to"
     ),
+    "skipped-last-sublayer": (
+        "your output matches the stream after every sub-layer but the LAST: "
+        "loop over all of them (for norm, f in sublayers), not "
+        "range(len(sublayers) - 1)"
+    ),
+    "sublayer-order": (
+        "your output matches the sub-layers run in reverse: the list is in "
+        "order (block 0's attention first), and each sub-layer reads what "
+        "the earlier ones wrote"
+    ),
+    "norm-on-branch": (
+        "your output matches x + norm(f(x)): each pair is (norm, f), in "
+        "that order; unpack it as `for norm, f in sublayers` so the norm "
+        "runs first, x = x + f(norm(x))"
+    ),
 }
 
 
@@ -102,9 +117,13 @@ def inputs(case: dict) -> tuple[torch.Tensor, list]:
 def stream(x: torch.Tensor, pairs, kind: str = "right") -> torch.Tensor:
     """The reference, or one of the usual slips of it."""
     x0 = x
+    if kind == "skip-last":
+        pairs = pairs[:-1]
+    elif kind == "reversed":
+        pairs = pairs[::-1]
     with torch.no_grad():
         for norm, f in pairs:
-            if kind == "right":
+            if kind in ("right", "skip-last", "reversed"):
                 x = x + f(norm(x))
             elif kind == "no-add":
                 x = f(norm(x))
@@ -114,6 +133,8 @@ def stream(x: torch.Tensor, pairs, kind: str = "right") -> torch.Tensor:
                 x = x + f(x)
             elif kind == "post-norm":
                 x = norm(x + f(x))
+            elif kind == "branch":
+                x = x + norm(f(x))
     return x
 
 
@@ -129,6 +150,9 @@ def _variants(x, pairs) -> list[Variant]:
                 ("post-norm", "post-norm"),
                 ("reads-only-the-embedding", "embedding"),
                 ("skipped-sublayer-norm", "no-norm"),
+                ("skipped-last-sublayer", "skip-last"),
+                ("sublayer-order", "reversed"),
+                ("norm-on-branch", "branch"),
             )
         ),
     ]

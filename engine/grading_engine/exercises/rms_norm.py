@@ -46,6 +46,16 @@ MESSAGES = {
         "your output matches the normalised x without its learned scale: "
         "finish with * weight (RMSNorm's only parameter, d numbers, no bias)"
     ),
+    "missing-sqrt": (
+        "your output matches x / (mean(x²) + eps) without the square root: "
+        "RMSNorm divides by the ROOT mean square, "
+        "x / sqrt(mean(x²) + eps) (or x * torch.rsqrt(...)), which has x's "
+        "own units"
+    ),
+    "hard-coded-eps": (
+        "your output matches a fixed eps = 1e-6 (LLaMA's default) where "
+        "this case passes another: use the eps argument"
+    ),
     "wrong-axis": (
         "your output matches the mean square taken over the time axis: "
         "RMSNorm normalises each position's own feature vector, the last "
@@ -95,8 +105,12 @@ def rms_norm_variant(x, weight, eps, kind: str = "right") -> torch.Tensor:
     square = x.pow(2).sum(dim, keepdim=True) if kind == "sum" else None
     if square is None:
         square = x.pow(2).mean(dim, keepdim=True)
+    if kind == "eps-1e-6":
+        eps = 1e-6
     if kind == "eps-outside":
         y = x / (square.sqrt() + eps)
+    elif kind == "no-sqrt":
+        y = x / (square + eps)
     else:
         y = x / torch.sqrt(square + eps)
     return y if kind == "no-affine" else y * weight
@@ -113,7 +127,10 @@ def _variants(x, weight, eps) -> list[Variant]:
         "rms-sum-not-mean": "sum",
         "missing-affine": "no-affine",
         "wrong-axis": "time-axis",
+        "missing-sqrt": "no-sqrt",
     }
+    if eps != 1e-6:
+        kinds["hard-coded-eps"] = "eps-1e-6"
     return [
         Variant(d, lambda k=k: rms_norm_variant(x, weight, eps, k), MESSAGES[d])
         for d, k in kinds.items()

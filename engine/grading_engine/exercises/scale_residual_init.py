@@ -124,6 +124,16 @@ def _diagnose_std(ratio: float, n_layer: int):
             "variances add, so the std scales with a square root",
         ),
     ]
+    if n_layer not in (12, 24):  # at 24, sqrt(2 * 12) is sqrt(n_layer)
+        known.append(
+            (
+                math.sqrt(2 * n_layer / 24),
+                "hard-coded-n-layer",
+                "its std is 0.02 / sqrt(2 * 12), GPT-2 small's depth: read "
+                "n_layer from model.config.n_layer (this model has "
+                f"{n_layer} blocks)",
+            )
+        )
     for value, diagnosis, hint in known:
         if abs(ratio / value - 1) < REL_TOL:
             return diagnosis, hint
@@ -150,6 +160,31 @@ def _off_target(before: dict, tensors: dict, target: float) -> list[tuple]:
         ):
             bad.append((key, ratio, f"std {std:.5f}, mean {mean:+.1e}"))
     return bad
+
+
+def _missed_blocks(bad, n_layer: int) -> tuple[str | None, str | None]:
+    """When every off-target projection is unchanged and they are exactly
+    both projections of the first or the last block: a loop's boundary."""
+    if not bad or not all(w == "unchanged" for _, _, w in bad):
+        return None, None
+    blocks = {int(_PROJ.match(k).group(1)) for k, _, _ in bad}
+    if len(bad) != 2 * len(blocks) or len(blocks) != 1 or n_layer < 2:
+        return None, None
+    (block,) = blocks
+    if block == n_layer - 1:
+        return (
+            "skipped-block",
+            f"both projections of the last block, h.{block}, are unchanged: "
+            "the loop stops one block early; range(n_layer) (or iterating "
+            f"model.transformer.h) reaches h.{n_layer - 1}",
+        )
+    if block == 0:
+        return (
+            "skipped-block",
+            "both projections of the first block, h.0, are unchanged: the "
+            "loop starts at 1; blocks are numbered from 0, range(n_layer)",
+        )
+    return None, None
 
 
 def _missed_kind(bad) -> tuple[str | None, str | None]:
@@ -193,6 +228,9 @@ def _projection_check(name, before, tensors, n_layer, hidden) -> CheckResult:
     missed = _missed_kind(bad)
     if missed[0]:
         diagnosis, hint = missed
+    skipped = _missed_blocks(bad, n_layer)
+    if skipped[0]:
+        diagnosis, hint = skipped
     message = (
         f"{len(bad)} of {2 * n_layer} residual projections are off the "
         f"target std 0.02 / sqrt(2 * {n_layer}) = {target:.5f} (e.g. {key}: "
