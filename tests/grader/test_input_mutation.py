@@ -172,17 +172,23 @@ def test_replaced_revalued_and_frozen_parameters_are_told_apart():
     }
 
 
-def test_a_big_model_is_compared_by_sums(monkeypatch):
+def test_a_big_model_is_compared_on_samples(monkeypatch):
     from grading_engine.harness import inputs
 
     monkeypatch.setattr(inputs, "_COPY_LIMIT", 4)
-    model = torch.nn.Linear(4, 4)
+    monkeypatch.setattr(inputs, "_SAMPLE", 3)
+    model = torch.nn.Linear(4, 4)  # weight: every 6th of 16 values, bias: 2nd
     assert _module_records(lambda m: m(torch.ones(4)), model) == []
 
     def nudges(m):
         m.weight.data[0, 0] += 1.0
 
+    def scales(m):
+        m.bias.data *= 2.0
+
     assert [r["kind"] for r in _module_records(nudges, model)] == ["values"]
+    (record,) = _module_records(scales, model)
+    assert record["kind"] == "values" and record["names"] == ["bias"]
 
 
 def test_the_parents_model_check_names_the_tie_and_respects_what_is_allowed():
