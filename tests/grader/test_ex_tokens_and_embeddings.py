@@ -125,6 +125,30 @@ def test_embed_at_offset_names_a_refused_chunk_that_fits():
     assert "start + t > wpe.shape[0]" in failed[0].message
 
 
+def test_embed_at_offset_names_a_limit_check_that_lets_one_past_through():
+    def embed_at(idx, wte, wpe, start):
+        t = idx.shape[1]
+        if start + t - 1 > wpe.shape[0]:  # off by one: lets position T through
+            raise ValueError("positions past the table")
+        return wte[idx] + wpe[start : start + t]
+
+    checks = grade_in_process(embed_at_offset, embed_at, seed=5)
+    failed = {c.name: c for c in checks if not c.passed}
+    one_past = failed["hidden 4: ending one past the last row"]
+    assert one_past.diagnosis == "no-length-check"
+    assert "exactly one past the table" in one_past.message
+
+
+def test_embed_at_offset_names_one_position_for_the_whole_chunk():
+    def embed_at(idx, wte, wpe, start):
+        if start + idx.shape[1] > wpe.shape[0]:
+            raise ValueError("positions past the table")
+        return wte[idx] + wpe[start]
+
+    checks = grade_in_process(embed_at_offset, embed_at, seed=5)
+    assert "positions-not-advanced" in failed_diagnoses(checks)
+
+
 @pytest.mark.parametrize("seed", range(0, 200, 7))
 def test_vocab_padding_draws_on_just_past_and_just_short_of_a_multiple(seed):
     """Rounding mistakes that agree with the ceiling away from a boundary

@@ -358,3 +358,45 @@ def test_gpt2_forward_draws_reach_the_context_limit():
             if c["hidden"]
         )
         assert gaps == [0, 1], seed
+
+
+@pytest.mark.parametrize("seed", range(50))
+def test_embed_tokens_draws_a_full_context_and_one_short_of_it(seed):
+    """Every draw has t = block_size and t = block_size - 1 (issue 21)."""
+    module = load_harness("embed-tokens")
+    short = set()
+    for case in module.make_cases(seed):
+        if case["hidden"]:
+            idx, _, wpe = module.inputs(case)
+            short.add(wpe.shape[0] - idx.shape[1])
+    assert {0, 1} <= short, short
+
+
+def test_embed_tokens_names_positions_from_one_on_a_full_context():
+    module = load_harness("embed-tokens")
+    fn = compile_entry(
+        "def embed(idx, wte, wpe):\n"
+        "    t = idx.shape[1]\n"
+        "    return wte[idx] + wpe[1 : t + 1]\n",
+        "embed",
+    )
+    for case in module.make_cases(SEEDS[0]):
+        idx, _, wpe = module.inputs(case)
+        if idx.shape[1] != wpe.shape[0]:
+            continue
+        data, tensors = over_the_wire(*module.run_case(fn, case))
+        [result] = module.check_case(case, data, tensors)
+        assert result.diagnosis == "positions-off-by-one"
+        assert "fills the whole context" in result.message
+
+
+@pytest.mark.parametrize("seed", range(50))
+def test_one_hot_embed_draws_the_edge_ids(seed):
+    """Every draw has ids 0, V - 2 and V - 1 in one hidden case (issue 21)."""
+    module = load_harness("one-hot-embed")
+    edges = [module.inputs(c) for c in module.make_cases(seed) if c.get("edges")]
+    assert len(edges) == 1
+    idx, weight = edges[0]
+    vocab = weight.shape[0]
+    assert {0, vocab - 2, vocab - 1} <= set(idx.flatten().tolist())
+    assert int(idx.max()) == vocab - 1

@@ -152,6 +152,12 @@ def _check_refusal(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
             "positions around (modulo) or clamping them feeds the model vectors "
             "it learned for other places: " + TOO_LONG[1]
         )
+    if last == wpe.shape[0]:  # the boundary: one past the last row
+        message += (
+            f". This chunk ends exactly one past the table (its last row is "
+            f"{wpe.shape[0] - 1}): a limit check off by one, such as "
+            "start + t - 1 > block_size, lets it through"
+        )
     return [
         fail(
             name,
@@ -180,6 +186,14 @@ def _variants(idx, wte, wpe, start) -> list[Variant]:
             f"your output matches {_span(start + 1, start + t)}: the "
             f"first new token is at position start = {start} (it is the "
             "count of tokens before it), not start + 1",
+        ),
+        Variant(
+            "positions-not-advanced",
+            lambda: wte[idx] + wpe[start],
+            f"your output matches every token given the one position row "
+            f"wpe[{start}]: the tokens of the chunk sit at consecutive positions "
+            f"{_span(start, start + t - 1)}, so add wpe[start:start + t] (one "
+            "row per token)",
         ),
         Variant(
             "missing-position-embedding",

@@ -50,15 +50,21 @@ def make_cases(seed: int) -> list[dict]:
         new_case("gpt2 'The sky is'", False, config="gpt2", idx=[SKY]),
         new_case("tiny, batch of 3", False, config="tiny", b=3, t=5),
     ]
-    for i in range(3):
+    # Every draw has sequences well inside the table, one just short of it
+    # (t = block_size - 1) and one filling it (t = block_size, the longest
+    # idx the model takes): positions that start at 1 run past the last row
+    # there. Tables, batches and ids stay random.
+    lengths = [None, None, -1, 0]
+    for i, under in enumerate(lengths):
         table, block = draw_table(rng)
+        t = rng.randint(3, block - 2) if under is None else block + under
         cases.append(
             new_case(
                 f"hidden {i + 1}",
                 True,
                 **table,
                 b=rng.randint(2, 4),
-                t=rng.randint(3, block - 1),  # never the whole table
+                t=t,
                 seed=rng.randrange(2**31),
             )
         )
@@ -97,10 +103,27 @@ def _variants(idx, wte, wpe) -> list[Variant]:
     ]
 
 
+def _full_table_errors(block: int) -> list[tuple[str, str, str]]:
+    """What an error means when idx fills the whole table (t = block_size)."""
+    past = (
+        "positions-off-by-one",
+        f"this idx fills the whole context (t = block_size = {block}), so its "
+        f"positions are 0..{block - 1}, every row of wpe: positions counted "
+        f"from 1 reach {block}, one past the last row. Positions start at 0",
+    )
+    return [
+        (f"index {block} is out of bounds", *past),
+        ("must match the size of tensor", *past),
+        *_ERRORS,
+    ]
+
+
 def check_case(case: dict, data: dict, tensors: dict):
-    if raised := case_error(case, data, _ERRORS):
-        return raised
     idx, wte, wpe = inputs(case)
+    block = wpe.shape[0]
+    errors = _full_table_errors(block) if idx.shape[1] == block else _ERRORS
+    if raised := case_error(case, data, errors):
+        return raised
     return tensor_answer(
         case["name"],
         data,

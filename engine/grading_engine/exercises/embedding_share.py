@@ -83,8 +83,25 @@ def _slips(case: dict) -> list[tuple[float, str, str]]:
             "percent-not-fraction",
             "that is a percentage; return the fraction (between 0 and 1)",
         ),
+        (
+            right / (1 - right),
+            "embeddings-over-the-rest",
+            "that is the embeddings divided by the OTHER parameters: the "
+            "denominator is all of the model's parameters, the embedding "
+            "tables included",
+        ),
     ]
     if case["tied"]:
+        slips.append(
+            (
+                (2 * n["wte"] + n["wpe"]) / n["total"],
+                "counted-tied-twice",
+                "the tied lm_head.weight IS wte.weight: adding it to the "
+                "numerator counts the same vocab_size x n_embd tensor a second "
+                "time (the denominator counted it once); add the head only "
+                "when `model.lm_head.weight is not model.transformer.wte.weight`",
+            )
+        )
         slips.append(
             (
                 (2 * n["wte"] + n["wpe"]) / (n["total"] + n["wte"]),

@@ -119,6 +119,19 @@ def _diagnose(enc, text: str, got: list):
         return "stripped-whitespace", (
             "leading and trailing whitespace are tokens too: do not strip the text"
         )
+    if got == enc.encode(" ".join(text.split())):
+        return "collapsed-whitespace", (
+            "those are the ids of the text with its whitespace collapsed to "
+            "single spaces: tabs, new lines and runs of spaces are tokens of "
+            "their own, so encode the text exactly as given"
+        )
+    eot = enc.eot_token
+    if got in ([eot, *enc.encode(text)], [*enc.encode(text), eot]):
+        return "added-endoftext", (
+            f"you added the <|endoftext|> token ({eot}): it separates documents "
+            "in training data, but encoding a text returns that text's tokens "
+            "only"
+        )
     return None, ""
 
 

@@ -87,6 +87,13 @@ def _variants(x, weight, expected) -> list[Variant]:
     return [
         Variant("transposed-weight", lambda: x @ weight),
         Variant(
+            "scaled-logits",
+            lambda: expected / weight.shape[1] ** 0.5,
+            "your output matches the logits divided by sqrt(n_embd), the "
+            "scale of attention scores: the head has no scale, its logits "
+            "are the plain dot products x @ weight.T",
+        ),
+        Variant(
             "missing-projection",
             lambda: x,
             "your output is x itself: the head must score every vocabulary "
@@ -127,6 +134,12 @@ def check_case(case: dict, data: dict, tensors: dict):
             "replaced:vocab->n_embd": (
                 "missing-projection",
                 "did you return x instead of x @ weight.T?",
+            ),
+            "missing:time": (
+                "last-position-only",
+                "you kept only one position (x[:, -1], as generation does): "
+                "the head scores every position, so the logits keep the time "
+                "axis, (b, t, vocab_size)",
             ),
         },
         rtol=RTOL,

@@ -25,6 +25,17 @@ SIGNATURE = "logit_rank(x, weight, token_id) -> int"
 BLUE = 4171  # " blue"
 
 
+_ERRORS = [
+    (
+        needle,
+        "transposed-weight",
+        "weight is stored (vocab_size, n_embd), one row per token: the logits "
+        "are weight @ x (or x @ weight.T), one dot product per row",
+    )
+    for needle in ("cannot be multiplied", "size mismatch")
+]
+
+
 def preload() -> None:
     sky_hidden_state()
 
@@ -185,7 +196,7 @@ def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
 
 
 def _check_answer(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
-    if raised := case_error(case, data):
+    if raised := case_error(case, data, _ERRORS):
         return raised
     x, weight, token = inputs(case)
     logits = weight @ x

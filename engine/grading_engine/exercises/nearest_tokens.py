@@ -149,6 +149,14 @@ def _diagnose(W, token, k, got):
             return diagnosis, hint
     if token in got:
         return known[1][1], known[1][2]
+    with_query = _top(_scores(W, token, "cosine"), k, None)
+    if token in with_query and got == [i for i in with_query if i != token]:
+        return "excluded-after-topk", (
+            f"you took the top k = {k} and then removed token {token}, which "
+            f"was among them, so only {k - 1} ids are left: exclude the token "
+            "BEFORE taking the top k (set its score to -inf), or take k + 1 "
+            "and drop it"
+        )
     if got == expected[::-1]:
         return "wrong-order", "the right tokens, least similar first: sort descending"
     return None, ""

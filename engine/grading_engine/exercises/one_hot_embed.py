@@ -2,8 +2,9 @@
 
 Selecting row i of W is the same as multiplying W by the i-th basis vector;
 this exercise makes that explicit. Cases keep the largest id below V - 1 so
-a one-hot sized by the batch's largest id cannot pass by luck, and one
-hidden case uses float64 weights so a hard-coded .float() shows.
+a one-hot sized by the batch's largest id cannot pass by luck, except one
+hidden case that holds the edge ids 0, V - 2 and V - 1; one hidden case uses
+float64 weights so a hard-coded .float() shows.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def make_cases(seed: int) -> list[dict]:
         {"name": "gpt2 'The sky is'", "hidden": False, "gpt2": True},
         {"name": "V=97, d=16", "hidden": False, "V": 97, "d": 16, "b": 3, "t": 5},
     ]
-    for i, dtype in enumerate(["float32", "float64", "float32"]):
+    for i, dtype in enumerate(["float32", "float64", "float32", "float32"]):
         cases.append(
             {
                 "name": f"hidden {i + 1}",
@@ -51,6 +52,10 @@ def make_cases(seed: int) -> list[dict]:
                 "seed": rng.randrange(2**31),
             }
         )
+    # The last: ids on the vocabulary's edges, the last row V - 1, the one
+    # just below it and row 0, whatever the draw.
+    cases[-1]["name"] += ": ids 0, V - 2 and V - 1"
+    cases[-1]["edges"] = True
     return cases
 
 
@@ -62,6 +67,8 @@ def inputs(case: dict) -> tuple[torch.Tensor, torch.Tensor]:
     weight = torch.randn(case["V"], case["d"], generator=g, dtype=torch.float64)
     # Ids below V - 1: F.one_hot(idx) without num_classes must not fit by luck.
     idx = torch.randint(0, case["V"] - 1, (case["b"], case["t"]), generator=g)
+    if case.get("edges"):  # the first and last rows of the table
+        idx[0, :3] = torch.tensor([case["V"] - 1, 0, case["V"] - 2])
     return idx, weight.to(dtype)
 
 
@@ -86,7 +93,18 @@ def _explain_error(name: str, error: dict, vocab: int, hidden: bool) -> CheckRes
             )
         elif cols == vocab:
             diagnosis = "transposed-weight"
-            hint = "weight is already (V, d): multiply by weight, not weight.T"
+            hint = (
+                "weight is already (V, d): multiply by weight, not weight.T "
+                "(F.linear(x, weight) computes x @ weight.T, for nn.Linear's "
+                "(out, in) layout)"
+            )
+    elif "class values must be smaller than num_classes" in text.lower():
+        diagnosis = "one-hot-num-classes"
+        hint = (
+            f"an id is at least your num_classes: the one-hot needs one column "
+            f"per token of the vocabulary, num_classes=weight.shape[0] "
+            f"({vocab}, the rows of the table); weight.shape[1] is n_embd"
+        )
     elif "same dtype" in text or "expected scalar type" in text:
         diagnosis = "one-hot-dtype"
         hint = (

@@ -114,6 +114,16 @@ def _variants(logits: torch.Tensor, temperature: float) -> list[Variant]:
             "vocabulary is the last axis, softmax(..., dim=-1)",
         ),
         Variant(
+            "softmax-sum-all",
+            lambda: torch.softmax((z / temperature).reshape(-1), dim=0).reshape(
+                z.shape
+            ),
+            "your probabilities sum to 1 over the WHOLE tensor, not per row: "
+            "a max() or sum() without dim reduces every axis; use "
+            "max(dim=-1, keepdim=True) and sum(dim=-1, keepdim=True) so each "
+            "last-axis row is its own distribution",
+        ),
+        Variant(
             "log-probabilities",
             lambda: torch.log_softmax(z / temperature, dim=-1),
             "your output matches log_softmax: return probabilities (each row "
@@ -138,8 +148,19 @@ def rtol_for(logits: torch.Tensor, temperature: float) -> float:
     return max(RTOL, 4 * torch.finfo(torch.float32).eps * largest)
 
 
+_ERRORS = [
+    (
+        "missing 1 required positional argument: 'temperature'",
+        "missing-default-temperature",
+        "this call passes only the logits: give temperature its default, "
+        "def next_token_probs(logits, temperature=1.0), so T = 1 leaves the "
+        "distribution alone",
+    ),
+]
+
+
 def check_case(case: dict, data: dict, tensors: dict):
-    if raised := case_error(case, data):
+    if raised := case_error(case, data, _ERRORS):
         return raised
     logits = inputs(case)
     temperature = 1.0 if case["temperature"] is None else case["temperature"]

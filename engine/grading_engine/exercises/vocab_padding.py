@@ -131,6 +131,17 @@ def _slips(args: dict) -> list[tuple[tuple, str, str]]:
             "rows are paid for once",
         ),
         (
+            (
+                right[0],
+                right[1] // d,
+                right[1] // d * nbytes,
+            ),
+            "padding-rows-not-parameters",
+            f"that counts padding rows, not parameters: each "
+            f"padded row is a vector of n_embd = {d} numbers, so multiply the "
+            "extra rows by n_embd",
+        ),
+        (
             (right[0], right[1], right[1]),
             "counted-elements",
             "the third value is the parameter count; multiply by "

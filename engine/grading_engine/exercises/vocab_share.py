@@ -27,12 +27,15 @@ _ARGS = ("V", "d", "n_layer", "ffn", "n_q", "n_kv", "head_size", "tied")
 REL_TOL = 1e-9
 
 
-def _total(V, d, n_layer, ffn, n_q, n_kv, head_size, tied, *, attn=None, mlp=None):
+def _total(
+    V, d, n_layer, ffn, n_q, n_kv, head_size, tied, *, attn=None, mlp=None, norms=True
+):
     if attn is None:
         attn = 2 * d * n_q * head_size + 2 * d * n_kv * head_size
     if mlp is None:
         mlp = 3 * d * ffn
-    return V * d * (1 if tied else 2) + n_layer * (attn + mlp + 2 * d) + d
+    norm = 1 if norms else 0  # the RMSNorm scales: 2 per block and a final one
+    return V * d * (1 if tied else 2) + n_layer * (attn + mlp + 2 * d * norm) + d * norm
 
 
 def reference(V, d, n_layer, ffn, n_q, n_kv, head_size, tied) -> float:
@@ -109,6 +112,13 @@ def _slips(args: dict) -> list[tuple[float, str, str]]:
             "two-matrix-mlp",
             "that counts two MLP matrices; SwiGLU has three (gate, up, down), "
             "3·d·ffn per block",
+        ),
+        (
+            V * d / _total(**args, norms=False),
+            "forgot-norm-scales",
+            "that leaves out the RMSNorm scales: each block has two of d "
+            "numbers (before attention and before the MLP) and the final norm "
+            "one more, so add 2·d per block and d",
         ),
         (
             right * 100,

@@ -31,6 +31,13 @@ ERRORS = [
         "transposed-weight",
         "'out_in' is (V, d): use x @ weight.T; 'in_out' is (d, V): use x @ weight",
     ),
+    (
+        "which does not broadcast with previously seen size",
+        "transposed-weight",
+        "your einsum subscripts read the weight in one orientation for both "
+        "layouts: 'out_in' is (V, d), 'btd,vd->btv'; 'in_out' is (d, V), "
+        "'btd,dv->btv'",
+    ),
 ]
 
 
@@ -119,6 +126,19 @@ def _variants(x, rows, layout, expected) -> list[Variant]:
             ),
         )
         variants.append(wrong_way)
+    if layout == "in_out":
+        # (d, V) memory read as (V, d): the numbers land in the wrong places.
+        variants.append(
+            Variant(
+                "reshape-not-transpose",
+                lambda: x @ rows.T.reshape(V, d).T,
+                "your output matches a weight reshaped (or viewed) from "
+                f"({d}, {V}) to ({V}, {d}): reshape keeps the memory order, so "
+                "each 'row' mixes the numbers of several tokens. Turning "
+                "(in, out) into (out, in) is a transpose: weight.T, or simply "
+                "x @ weight",
+            )
+        )
     variants.append(
         Variant(
             "probabilities-not-logits",
