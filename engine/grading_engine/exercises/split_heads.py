@@ -42,9 +42,10 @@ MESSAGES = {
         "head axis in front of time with .transpose(1, 2)"
     ),
     "split-size-for-count": (
-        "your tensor is x.split(n_head, dim=-1) stacked: split's argument is "
-        "the SIZE of each piece, so you made head_size pieces of n_head "
-        "channels. Cut n_embd into n_head pieces of head_size channels: "
+        "your tensor is x.split(n_head, dim=-1) (or x.chunk(head_size, "
+        "dim=-1)) stacked: split takes the SIZE of each piece and chunk the "
+        "NUMBER of pieces, so you made head_size pieces of n_head channels. "
+        "Cut n_embd into n_head pieces of head_size channels: "
         "x.split(head_size, dim=-1), x.chunk(n_head, dim=-1), or view as "
         "(b, t, n_head, head_size)"
     ),
