@@ -73,3 +73,11 @@ def test_a_wrong_shape_and_a_crash_fail_with_messages():
 
     crashed = _grade(crash)
     assert all(not r.passed and "boom" in r.message for _, r in crashed)
+
+
+def test_every_draw_has_the_mask_boundary_at_and_just_past_a_square():
+    for seed in range(0, 200, 9):
+        pairs = {(c["tq"], c["tk"]) for c in ex.make_cases(seed)}
+        assert any(tq == tk for tq, tk in pairs)  # no cache: the square mask
+        assert any(tk == tq + 1 for tq, tk in pairs)  # one cached key
+        assert any(tq == 1 and tk > 1 for tq, tk in pairs)  # one new token

@@ -66,6 +66,18 @@ def _slips(d: int, h: int) -> list[tuple[int, str, str]]:
             "slices of width n_embd / n_head, so the count does not grow with heads",
         ),
         (
+            4 * d * d + 2 * d,
+            "qkv-bias-once",
+            "c_attn's bias is as wide as its output, 3 * n_embd (one bias each "
+            "for q, k and v), not n_embd: the biases are 3d + d = 4d",
+        ),
+        (
+            4 * d * d + 3 * d,
+            "forgot-biases",
+            "you left out c_proj's bias: the output projection is an nn.Linear "
+            "with bias too, d more parameters (4d biases in all)",
+        ),
+        (
             4 * d * d + 6 * d,
             "counted-layernorm",
             "ln_1 (2d) sits before attention but belongs to the block, not the "

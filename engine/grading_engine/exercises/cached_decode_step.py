@@ -68,6 +68,18 @@ MESSAGES = {
         "arrive at once (the prefill), token i must not see the new tokens "
         "after it"
     ),
+    "mask-sees-next-key": (
+        "your logits match a causal mask that is off by one at the boundary: "
+        "new token i also sees new token i + 1 (tril(diagonal=t_past + 1)). "
+        "New token i is position t_past + i and sees keys 0 .. t_past + i, "
+        "itself included, nothing later: .tril(diagonal=t_past)"
+    ),
+    "cache-holds-last-step": (
+        "your logits match a decoder whose cache holds only the LAST call's "
+        "keys and values: store the concatenation (past + new) in the cache, "
+        "not the new keys alone, or each step forgets every token before the "
+        "previous call"
+    ),
 }
 
 
@@ -182,14 +194,17 @@ def decode(model, idx, chunks, *, flaw: str | None = None) -> torch.Tensor:
                 z.view(B, T, nh, C // nh).transpose(1, 2)
                 for z in block.attn.c_attn(block.ln_1(x)).split(C, dim=2)
             )
+            k_step, v_step = k, v
             if cache is not None:
                 k = torch.cat([cache[i][0], k], dim=2)
                 v = torch.cat([cache[i][1], v], dim=2)
-            new_cache.append((k, v))
+            last_step_only = flaw == "cache-holds-last-step"
+            new_cache.append((k_step, v_step) if last_step_only else (k, v))
             att = (q @ k.transpose(-2, -1)) / math.sqrt(C // nh)
             t_all = k.shape[2]
             if flaw != "missing-causal-mask":
                 diagonal = 0 if flaw == "mask-not-offset" else t_all - T
+                diagonal += flaw == "mask-sees-next-key"
                 visible = torch.ones(T, t_all, dtype=torch.bool).tril(diagonal)
                 att = att.masked_fill(~visible, float("-inf"))
             y = (F.softmax(att, dim=-1) @ v).transpose(1, 2).reshape(B, T, C)

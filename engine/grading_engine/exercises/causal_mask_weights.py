@@ -57,6 +57,22 @@ MESSAGES = {
         "itself, and on a square matrix query 0 then has no key left: 0/0 = "
         "NaN. Mask only j > i, i.e. .triu(diagonal=1)"
     ),
+    "mask-offset-sign": (
+        "your mask shifts the diagonal the wrong way (tril(diagonal=t_q - "
+        "t_k)): with a cache, query i is LATER than position i, at i + (t_k - "
+        "t_q), so it sees more keys, not fewer. Use tril(diagonal=t_k - t_q)"
+    ),
+    "mask-sees-next-key": (
+        "your mask is off by one at the boundary: each query also sees the "
+        "key right after its own position (tril(diagonal=t_k - t_q + 1), or "
+        "j <= i + 1). A query sees keys up to and including its own position "
+        "and not one further: tril(diagonal=t_k - t_q)"
+    ),
+    "softmax-wrong-axis": (
+        "your weights match a softmax over the query axis (dim=-2): each "
+        "query's weights over the keys must sum to 1, so normalise over the "
+        "last axis, softmax(dim=-1)"
+    ),
 }
 
 
@@ -86,6 +102,16 @@ def make_cases(seed: int) -> list[dict]:
             "tk": rng.randint(5, 12),
         },
     ]
+    tq = rng.randint(2, 8)
+    cases.append(
+        {
+            "name": "hidden: one key more than queries",
+            "hidden": True,
+            "lead": [rng.randint(1, 3), rng.randint(2, 4)],
+            "tq": tq,
+            "tk": tq + 1,
+        }
+    )
     for i in range(2):
         tq = rng.randint(3, 9)
         cases.append(
@@ -147,7 +173,16 @@ def _variants(scores: torch.Tensor) -> list[Variant]:
         "mask-wrong-side": lambda: masked(square.triu()),
         "mask-with-zero": lambda: scores.masked_fill(~keep, 0.0).softmax(dim=-1),
         "masked-diagonal": lambda: masked(square.tril(diagonal=tk - tq - 1)),
+        "mask-offset-sign": lambda: masked(square.tril(diagonal=tq - tk)),
+        "mask-sees-next-key": lambda: masked(square.tril(diagonal=tk - tq + 1)),
+        "softmax-wrong-axis": lambda: scores.masked_fill(~keep, float("-inf")).softmax(
+            dim=-2
+        ),
     }
+    if tk - tq == 1:
+        # One key more than queries: hiding the diagonal and forgetting the
+        # offset give the same mask, so neither can be told apart here.
+        del compute["mask-not-offset"], compute["masked-diagonal"]
     return [Variant(d, fn, MESSAGES[d]) for d, fn in compute.items()]
 
 

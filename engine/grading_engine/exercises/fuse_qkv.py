@@ -97,6 +97,14 @@ def _diagnose_weight(got, args) -> tuple[str, str] | None:
             "OUTPUTS, so torch.cat([w_q, w_k, w_v], dim=0) gives (3 * n_embd, "
             "n_embd)",
         )
+    if _same(got, torch.cat([w.T for w in ws.values()], dim=0)):
+        return (
+            "qkv-blocks-transposed",
+            "each of your three blocks is its weight transposed (w.T, (in, "
+            "out)): the separate weights are already in nn.Linear's (out, in) "
+            "orientation, the same as c_attn's rows, so concatenate them as "
+            "they are, without .T",
+        )
     d = args[0].shape[0]
     if _same(got, torch.stack(list(ws.values()), dim=1).reshape(3 * d, d)):
         return (
@@ -113,6 +121,24 @@ def _diagnose_weight(got, args) -> tuple[str, str] | None:
                 "c_attn output is split as q, k, v (`q, k, v = "
                 "c_attn(x).split(n_embd, dim=2)`), so stack them in that order",
             )
+    return None
+
+
+def _diagnose_bias(got, args) -> tuple[str, str] | None:
+    """Name a wrong fused bias, if it is a known one."""
+    b_q, b_k, b_v = args[1::2]
+    if (
+        isinstance(got, torch.Tensor)
+        and got.shape == b_q.shape
+        and got.dtype == b_q.dtype
+        and torch.allclose(got, b_q + b_k + b_v, rtol=1e-5, atol=1e-6)
+    ):
+        return (
+            "qkv-bias-summed",
+            "your bias is b_q + b_k + b_v, (n_embd,): the fused layer has "
+            "3 * n_embd outputs and each needs its own bias, so concatenate "
+            "them like the weights, torch.cat([b_q, b_k, b_v])",
+        )
     return None
 
 
@@ -145,8 +171,9 @@ def check_case(case: dict, data: dict, tensors: dict):
         )
         results += found
         got = tensors.get(key)
-        if key == "weight" and failed(found) and isinstance(got, torch.Tensor):
-            if known := _diagnose_weight(got, args):
+        if failed(found) and isinstance(got, torch.Tensor):
+            diagnose = _diagnose_weight if key == "weight" else _diagnose_bias
+            if known := diagnose(got, args):
                 diagnosis, message = known
                 results.append(
                     likely_mistake(name, message, diagnosis=diagnosis, hidden=hidden)

@@ -50,6 +50,11 @@ MESSAGES = {
         "your output matches attention without 1/sqrt(head_size): scale the "
         "scores before the softmax"
     ),
+    "masked-diagonal": (
+        "your mask also hides the diagonal (j = i): a position may attend to "
+        "itself, and position 0 then has no key left, 0/0 = NaN. Mask only "
+        "j > i, i.e. .triu(diagonal=1)"
+    ),
 }
 
 
@@ -105,6 +110,16 @@ def attend(q, k, v, *, repeat="interleave", mask=True, scale=True) -> torch.Tens
     ).float()
 
 
+def _masked_diagonal(q, k, v) -> torch.Tensor:
+    """Causal attention whose mask hides the diagonal too (NaN at position 0)."""
+    rep = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)
+    scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
+    t = q.shape[2]
+    hidden = torch.ones(t, t, dtype=torch.bool).triu()
+    return scores.masked_fill(hidden, float("-inf")).softmax(-1) @ v
+
+
 def run_case(fn, case: dict):
     return run_and_capture(fn, *inputs(case))
 
@@ -126,6 +141,11 @@ def _variants(q, k, v) -> list[Variant]:
             lambda: attend(q, k, v, scale=False),
             MESSAGES["missing-scale"],
         ),
+        Variant(
+            "masked-diagonal",
+            lambda: _masked_diagonal(q, k, v),
+            MESSAGES["masked-diagonal"],
+        ),
     ]
 
 
@@ -139,6 +159,7 @@ def check_case(case: dict, data: dict, tensors: dict):
         tensors,
         attend(q, k, v),
         variants=_variants(q, k, v),
+        nan_agrees=True,  # the masked diagonal's NaN rows are its match
         axes=("batch", "n_head", "time", "head_size"),
         sizes={"n_kv_head": case["nkv"]},
         rtol=RTOL,

@@ -53,6 +53,19 @@ MESSAGES = {
         "and 1 and can be compared with the causal-uniform baseline, "
         "whatever the sequence length"
     ),
+    "induction-query-range": (
+        "your scores match a mean over the wrong first query: the repeat "
+        "starts at query i = period (the first one whose token has an "
+        "earlier copy with a successor), so average over i = period .. T - 1, "
+        "T - period queries; one query more or fewer at that boundary is off "
+        "by one"
+    ),
+    "mean-over-all-queries": (
+        "your scores match the induction weights summed and divided by T, "
+        "the length of the whole sequence: only the T - period queries of "
+        "the repeats are scored, so divide by their number (take .mean over "
+        "them)"
+    ),
     "period-from-length": (
         "your scores match a period of T // 2: the repeated block is "
         "`period` tokens long, and a sequence may hold more than two "
@@ -129,8 +142,19 @@ def _variants(maps: torch.Tensor, period: int) -> list[Variant]:
         "rows-are-queries": lambda: maps[..., i - period + 1, i].mean(-1),
         "summed-not-averaged": lambda: maps[..., i, i - period + 1].sum(-1),
         "period-from-length": lambda: scores_at(maps, t // 2, 1),
+        "mean-over-all-queries": lambda: maps[..., i, i - period + 1].sum(-1) / t,
     }
-    return [Variant(d, fn, MESSAGES[d]) for d, fn in compute.items()]
+    variants = [Variant(d, fn, MESSAGES[d]) for d, fn in compute.items()]
+    for first in (period - 1, period + 1):  # one query more, one fewer
+        j = torch.arange(first, t)
+        variants.append(
+            Variant(
+                "induction-query-range",
+                lambda j=j: maps[..., j, j - period + 1].mean(-1),
+                MESSAGES["induction-query-range"],
+            )
+        )
+    return variants
 
 
 def run_case(fn, case: dict):

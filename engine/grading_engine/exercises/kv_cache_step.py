@@ -68,6 +68,17 @@ MESSAGES = {
         "your output matches attention without 1/sqrt(head_size): scale the "
         "scores before the softmax"
     ),
+    "mask-sees-next-key": (
+        "your mask is off by one at the boundary: new query i also sees new "
+        "key i + 1 (tril(diagonal=t_past + 1)). Query i is position t_past + "
+        "i and sees keys 0 .. t_past + i, itself included, nothing later: "
+        "tril(diagonal=t_past)"
+    ),
+    "scale-by-time": (
+        "your output matches scores divided by sqrt of the number of keys "
+        "(t_past + t_new, axis -2 of k_all): the scale is 1 / sqrt(head_size), "
+        "the size of the LAST axis, the one the dot product sums over"
+    ),
 }
 
 
@@ -142,10 +153,31 @@ def _cache_mistake(name, key, got, args, hidden) -> list[CheckResult]:
     return []
 
 
+def _attend_with(q, k, v, *, diagonal_extra: int = 0, scale: float | None = None):
+    """Causal attention over a cache with the mask's diagonal moved by
+    `diagonal_extra` and an explicit score scale, in float64."""
+    q, k, v = q.double(), k.double(), v.double()
+    t_q, t_k = q.shape[2], k.shape[2]
+    scale = q.shape[-1] ** -0.5 if scale is None else scale
+    scores = q @ k.transpose(-2, -1) * scale
+    visible = torch.ones(t_q, t_k, dtype=torch.bool).tril(t_k - t_q + diagonal_extra)
+    return (scores.masked_fill(~visible, float("-inf")).softmax(-1) @ v).float()
+
+
 def _variants(args, expected: dict) -> list[Variant]:
     q, _, _, k_cache, v_cache = args
     k_all, v_all = expected["k_all"], expected["v_all"]
     return [
+        Variant(
+            "mask-sees-next-key",
+            lambda: _attend_with(q, k_all, v_all, diagonal_extra=1),
+            MESSAGES["mask-sees-next-key"],
+        ),
+        Variant(
+            "scale-by-time",
+            lambda: _attend_with(q, k_all, v_all, scale=k_all.shape[2] ** -0.5),
+            MESSAGES["scale-by-time"],
+        ),
         Variant(
             "new-token-not-attended",
             lambda: attend(q, k_cache, v_cache, mask=None),

@@ -14,6 +14,7 @@ import torch
 
 from grading_engine.checks.answers import tensor_answer
 from grading_engine.checks.fingerprints import Variant
+from grading_engine.checks.result import CheckResult, likely_mistake
 from grading_engine.checks.tensors import case_error, run_and_capture
 from grading_engine.exercises.kit.cases import new_case, normal, seed_cases
 
@@ -44,6 +45,18 @@ MESSAGES = {
         "your channels are interleaved across heads (head_size-major): GPT-2 "
         "lays the heads side by side, head 0's head_size channels first, so "
         "transpose(1, 2) and merge (n_head, head_size) in that order"
+    ),
+    "heads-summed": (
+        "your output is the heads' outputs added (or averaged) together, one "
+        "head_size vector per position: multi-head attention keeps every "
+        "head, laid side by side into n_embd = n_head * head_size channels, "
+        "and lets c_proj mix them. transpose(1, 2), then merge the last two axes"
+    ),
+    "heads-concatenated-on-time": (
+        "you concatenated the heads along the time axis (torch.cat(heads, "
+        "dim=1) of (b, t, head_size) pieces): each position must get one "
+        "vector holding every head's channels, so concatenate along the last "
+        "(channel) axis, torch.cat(heads, dim=-1)"
     ),
 }
 
@@ -97,20 +110,60 @@ def _variants(y: torch.Tensor) -> list[Variant]:
     ]
 
 
+def _other_shapes(y: torch.Tensor) -> list[Variant]:
+    """Known wrong answers whose shape differs from the right one."""
+    b, nh, t, hs = y.shape
+    return [
+        Variant("heads-summed", lambda: y.sum(1), MESSAGES["heads-summed"]),
+        Variant("heads-summed", lambda: y.mean(1), MESSAGES["heads-summed"]),
+        Variant(
+            "heads-concatenated-on-time",
+            lambda: y.reshape(b, nh * t, hs),
+            MESSAGES["heads-concatenated-on-time"],
+        ),
+    ]
+
+
+def _named_by_shape(name, got, y, hidden) -> list[CheckResult]:
+    """A wrong shape whose numbers are a known wrong answer's (to rounding)."""
+    b, nh, t, hs = y.shape
+    if not isinstance(got, torch.Tensor) or tuple(got.shape) == (b, t, nh * hs):
+        return []
+    for variant in _other_shapes(y):
+        value = variant.compute()
+        if (
+            value.shape == got.shape
+            and got.dtype == value.dtype
+            and torch.allclose(got, value, rtol=1e-5, atol=1e-6)
+        ):
+            return [
+                likely_mistake(
+                    name, variant.text(), diagnosis=variant.diagnosis, hidden=hidden
+                )
+            ]
+    return []
+
+
 def check_case(case: dict, data: dict, tensors: dict):
     if raised := case_error(case, data, ERRORS):
         return raised
     y = inputs(case)
-    return tensor_answer(
-        case["name"],
-        data,
-        tensors,
-        reference(y),
-        variants=_variants(y),
-        axes=("batch", "time", "n_embd"),
-        sizes={"n_head": case["nh"], "head_size": case["hs"]},
-        rtol=RTOL,
-        atol=ATOL,
-        what="the merged heads",
-        hidden=bool(case["hidden"]),
+    named = _named_by_shape(
+        case["name"], tensors.get("output"), y, bool(case["hidden"])
+    )
+    return (
+        tensor_answer(
+            case["name"],
+            data,
+            tensors,
+            reference(y),
+            variants=_variants(y),
+            axes=("batch", "time", "n_embd"),
+            sizes={"n_head": case["nh"], "head_size": case["hs"]},
+            rtol=RTOL,
+            atol=ATOL,
+            what="the merged heads",
+            hidden=bool(case["hidden"]),
+        )
+        + named
     )

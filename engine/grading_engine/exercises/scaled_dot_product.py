@@ -137,6 +137,28 @@ def _variants(q, k, v) -> list[Variant]:
             "the scores larger still and saturates the softmax",
         ),
         Variant(
+            "scale-after-softmax",
+            lambda: attend(q, k, v, scale="none") / q.shape[-1] ** 0.5,
+            "your output matches softmax(q @ k^T) @ v divided by sqrt(d_k) "
+            "afterwards: the scale belongs to the SCORES, before the softmax, "
+            "where it keeps the weights from saturating; after it, it only "
+            "shrinks the output and the weights no longer sum to 1 in effect",
+        ),
+        Variant(
+            "unwanted-causal-mask",
+            lambda: attend(q, k, v, mask="square"),
+            "your output matches attention with a causal mask (query i sees "
+            "keys 0..i only): this exercise has no mask, every query sees "
+            "every key, as in cross-attention or an encoder",
+        ),
+        Variant(
+            "unwanted-causal-mask",
+            lambda: attend(q, k, v, mask="causal"),
+            "your output matches attention with a causal mask (the queries "
+            "as the last t_q of t_k positions): this exercise has no mask, "
+            "every query sees every key, as in cross-attention or an encoder",
+        ),
+        Variant(
             "softmax-wrong-axis",
             lambda: attend(q, k, v, softmax_dim=-2),
             "your output matches a softmax over the query axis (dim=-2): "

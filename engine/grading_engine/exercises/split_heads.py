@@ -14,6 +14,7 @@ import torch
 
 from grading_engine.checks.answers import tensor_answer
 from grading_engine.checks.fingerprints import Variant
+from grading_engine.checks.result import CheckResult, likely_mistake
 from grading_engine.checks.tensors import case_error, run_and_capture
 from grading_engine.exercises.kit.cases import new_case, normal, seed_cases
 
@@ -39,6 +40,14 @@ MESSAGES = {
     "missing-transpose": (
         "this is (b, t, n_head, head_size): the view is right, now move the "
         "head axis in front of time with .transpose(1, 2)"
+    ),
+    "split-size-for-count": (
+        "your tensor is x.split(n_head, dim=-1) (or x.chunk(head_size, "
+        "dim=-1)) stacked: split takes the SIZE of each piece and chunk the "
+        "NUMBER of pieces, so you made head_size pieces of n_head channels. "
+        "Cut n_embd into n_head pieces of head_size channels: "
+        "x.split(head_size, dim=-1), x.chunk(n_head, dim=-1), or view as "
+        "(b, t, n_head, head_size)"
     ),
 }
 
@@ -99,23 +108,60 @@ def _variants(x: torch.Tensor, nh: int) -> list[Variant]:
     ]
 
 
+def _other_shapes(x: torch.Tensor, nh: int) -> list[Variant]:
+    """Known wrong answers whose shape differs from the right one."""
+    b, t, c = x.shape
+    hs = c // nh
+    return [
+        Variant(
+            "split-size-for-count",
+            lambda: x.view(b, t, hs, nh).permute(0, 2, 1, 3),
+            MESSAGES["split-size-for-count"],
+        ),
+    ]
+
+
+def _named_by_shape(name, got, x, nh, hidden) -> list[CheckResult]:
+    """A wrong shape whose every number is a known wrong answer's."""
+    right = (x.shape[0], nh, x.shape[1], x.shape[2] // nh)
+    if not isinstance(got, torch.Tensor) or tuple(got.shape) == right:
+        return []
+    for variant in _other_shapes(x, nh):
+        value = variant.compute()
+        if value.shape == got.shape and torch.equal(got, value):
+            return [
+                likely_mistake(
+                    name, variant.text(), diagnosis=variant.diagnosis, hidden=hidden
+                )
+            ]
+    return []
+
+
 def check_case(case: dict, data: dict, tensors: dict):
     if raised := case_error(case, data):
         return raised
     x, nh = inputs(case), case["nh"]
-    return tensor_answer(
-        case["name"],
-        data,
-        tensors,
-        reference(x, nh).contiguous(),
-        variants=_variants(x, nh),
-        axes=("batch", "n_head", "time", "head_size"),
-        sizes={"n_embd": x.shape[-1]},
-        shape_hints={
-            "swapped:n_head,time": ("missing-transpose", MESSAGES["missing-transpose"])
-        },
-        rtol=RTOL,
-        atol=ATOL,
-        what="the split heads",
-        hidden=bool(case["hidden"]),
+    got = tensors.get("output")
+    named = _named_by_shape(case["name"], got, x, nh, bool(case["hidden"]))
+    return (
+        tensor_answer(
+            case["name"],
+            data,
+            tensors,
+            reference(x, nh).contiguous(),
+            variants=_variants(x, nh),
+            axes=("batch", "n_head", "time", "head_size"),
+            sizes={"n_embd": x.shape[-1]},
+            shape_hints={
+                "swapped:n_head,time": (
+                    "missing-transpose",
+                    MESSAGES["missing-transpose"],
+                )
+            },
+            rtol=RTOL,
+            atol=ATOL,
+            what="the split heads",
+            hidden=bool(case["hidden"]),
+        )
+        + named
     )

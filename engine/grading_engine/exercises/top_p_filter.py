@@ -3,9 +3,17 @@
 Keep, in every row, the smallest set of most-probable tokens whose total
 probability reaches p (always at least the top token); set every other logit
 to -inf and leave the kept logits unchanged, so a softmax afterwards
-renormalises over the nucleus. p is moved so that no row has a cumulative
-probability within 2e-5 of it: the boundary token is never a matter of
-rounding, and an off-by-one is a real, named mistake.
+renormalises over the nucleus. On the random cases p is moved so that no
+row has a cumulative probability within 2e-5 of it: the boundary token is
+never a matter of rounding, and an off-by-one is a real, named mistake.
+
+Every draw also tests the limit itself: p exactly equal to a cumulative
+probability (rows of tied tokens, whose probabilities are exact binary
+fractions, so the boundary is exact in float32 too), p just below and just
+above a cumulative probability, p = 1 (every token kept) and a tiny p (only
+the top token, even when two tokens tie for the top). Tied tokens may be
+kept in any order: a kept set is right when it has the nucleus' size in
+every row and no removed token outranks a kept one.
 """
 
 from __future__ import annotations
@@ -31,7 +39,9 @@ ENTRY_POINT = "top_p_filter"
 SIGNATURE = "top_p_filter(logits, p) -> Tensor"
 
 MARGIN = 2e-5  # no cumulative probability this close to p
+NEAR = 1e-4  # "just below / just above": p this far from a cumulative sum
 VALUE_TOL = 1e-6
+EXACT_P = (0.25, 0.375, 0.5, 0.625, 0.75)  # exact binary fractions
 
 
 def make_cases(seed: int) -> list[dict]:
@@ -81,7 +91,55 @@ def make_cases(seed: int) -> list[dict]:
                 "seed": rng.randrange(2**31),
             }
         )
-    return cases
+    return cases + _boundary_cases(rng)
+
+
+def _boundary_cases(rng: random.Random) -> list[dict]:
+    """The limit in every draw: at, just below and just above p, p=1, tiny p."""
+    return [
+        {
+            "name": "hidden: p exactly equal to a cumulative probability (ties)",
+            "hidden": True,
+            "kind": "exact",
+            "shape": [rng.randint(2, 4), rng.choice([64, 100])],
+            "p": rng.choice(EXACT_P),
+            "seed": rng.randrange(2**31),
+        },
+        {
+            "name": "hidden: p just below a cumulative probability",
+            "hidden": True,
+            "kind": "below",
+            "shape": [rng.randint(2, 4), rng.choice([53, 97])],
+            "scale": rng.choice([1.0, 2.0]),
+            "seed": rng.randrange(2**31),
+        },
+        {
+            "name": "hidden: p just above a cumulative probability",
+            "hidden": True,
+            "kind": "above",
+            "shape": [rng.randint(2, 4), rng.choice([53, 97])],
+            "scale": rng.choice([1.0, 2.0]),
+            "seed": rng.randrange(2**31),
+        },
+        {
+            "name": "hidden: p=1.0 keeps every token",
+            "hidden": True,
+            "kind": "all",
+            "shape": [rng.randint(2, 4), rng.choice([37, 89])],
+            "scale": rng.choice([0.3, 0.6]),
+            "p": 1.0,
+            "seed": rng.randrange(2**31),
+        },
+        {
+            "name": "hidden: tiny p keeps only the top token (a tie for the top)",
+            "hidden": True,
+            "kind": "tiny",
+            "shape": [rng.randint(2, 4), rng.choice([53, 97])],
+            "scale": rng.choice([1.0, 3.0]),
+            "p": rng.choice([1e-9, 1e-6, 1e-4]),
+            "seed": rng.randrange(2**31),
+        },
+    ]
 
 
 def _cumulative(logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -96,11 +154,25 @@ def inputs(case: dict) -> tuple[torch.Tensor, float]:
 
     Float32 and float64 cumulative sums differ by far less than MARGIN, so
     with p at least MARGIN from every cumulative probability, the nucleus is
-    the same however a correct solution sums.
+    the same however a correct solution sums. The boundary kinds place p on
+    purpose (`_boundary_inputs`).
     """
     g = torch.Generator().manual_seed(case["seed"])
+    kind = case.get("kind", "random")
+    if kind == "exact":
+        return _tied_rows(case, g), case["p"]
     logits = torch.randn(*case["shape"], generator=g) * case["scale"]
+    if kind == "tiny":
+        top = logits.argmax(-1)
+        twin = top + 1 + torch.randint(0, logits.shape[-1] - 1, (1,), generator=g)
+        twin = twin % logits.shape[-1]
+        logits[0, twin[0]] = logits[0, top[0]]  # row 0: two tokens tie for the top
+        return logits, case["p"]
+    if kind == "all":
+        return logits, 1.0
     _, cum = _cumulative(logits)
+    if kind in ("below", "above"):
+        return logits, _near_boundary(logits, cum, kind, g)
     offsets = torch.arange(0, 4001, dtype=torch.float64) * 1e-5  # 0 .. 0.04
     candidates = torch.stack([case["p"] - offsets, case["p"] + offsets], 1).flatten()
     candidates = candidates[(candidates > 0.01) & (candidates < 0.99)]
@@ -110,14 +182,87 @@ def inputs(case: dict) -> tuple[torch.Tensor, float]:
     return logits, round(float(candidates[best]), 6)
 
 
-def keep_mask(logits: torch.Tensor, p: float, *, include_crossing: bool = True):
-    """True where top-p keeps the token (the reference, and one flaw)."""
+def _tied_rows(case: dict, g: torch.Generator) -> torch.Tensor:
+    """Rows of n tied tokens (n = 8, 16 or 32), the rest -inf or far below.
+
+    Each tied token has probability exactly 1/n, so every cumulative sum is
+    an exact binary fraction and p = j/n (EXACT_P) equals one of them in
+    every row, in float32 as in float64: keep exactly j tokens.
+    """
+    b, V = case["shape"]
+    logits = torch.empty(b, V)
+    for row in range(b):
+        n = (8, 16, 32)[int(torch.randint(0, 3, (1,), generator=g))]
+        level = float(torch.randn(1, generator=g)) * 2
+        below = float("-inf") if row % 2 == 0 else level - 1000.0  # probability 0
+        logits[row] = below
+        logits[row, torch.randperm(V, generator=g)[:n]] = level
+    return logits
+
+
+def _near_boundary(logits, cum, kind: str, g: torch.Generator) -> float:
+    """p just below ("below") or above ("above") a cumulative sum of row 0.
+
+    The ranked tokens on both sides of that sum carry more than NEAR, and no
+    row has a cumulative sum within MARGIN of p, so rounding never decides.
+    """
+    probs = cum.diff(dim=-1, prepend=torch.zeros_like(cum[:, :1]))
+    sign = -1.0 if kind == "below" else 1.0
+    for k in torch.randperm(cum.shape[-1] - 1, generator=g).tolist():
+        if not 0.05 < float(cum[0, k]) < 0.95:
+            continue
+        if min(float(probs[0, k]), float(probs[0, k + 1])) < 10 * NEAR:
+            continue
+        p = round(float(cum[0, k]) + sign * NEAR, 8)
+        if bool(((cum - p).abs() > MARGIN).all()):
+            return p
+    raise AssertionError(
+        "no cumulative probability to stand next to"
+    )  # pragma: no cover
+
+
+RULES = {
+    "reference": lambda before, cum, p: before < p,
+    "drops-crossing": lambda before, cum, p: cum <= p,  # remove cum > p
+    "drops-at-p": lambda before, cum, p: cum < p,  # remove cum >= p
+    "keeps-past-p": lambda before, cum, p: before <= p,  # HF's shifted cum > p
+}
+
+
+def keep_mask(
+    logits: torch.Tensor,
+    p: float,
+    *,
+    include_crossing: bool = True,
+    rule: str = "reference",
+):
+    """True where top-p keeps the token (the reference, and the off-by-ones)."""
+    if not include_crossing:
+        rule = "drops-crossing"
     order, cum = _cumulative(logits)
     before = cum - torch.softmax(logits.double(), -1).gather(-1, order)
-    keep_sorted = before < p if include_crossing else cum <= p
+    keep_sorted = RULES[rule](before, cum, p)
     keep_sorted[..., 0] = True  # the most probable token always survives
     mask = torch.zeros_like(keep_sorted)
-    return mask.scatter(-1, order, keep_sorted)
+    return mask.scatter(-1, order, keep_sorted) & torch.isfinite(logits)
+
+
+def same_nucleus(kept: torch.Tensor, expected: torch.Tensor, logits) -> bool:
+    """The same kept set, up to the order of tied tokens.
+
+    Every row keeps as many tokens as `expected` (a top-ranked set) and no
+    token it removed has a higher logit than one it kept; a -inf logit counts
+    as removed either way.
+    """
+    if kept.shape != expected.shape:
+        return False
+    finite = torch.isfinite(logits)
+    kept, expected = kept & finite, expected & finite
+    if not torch.equal(kept.sum(-1), expected.sum(-1)):
+        return False
+    lowest_kept = logits.masked_fill(~kept, float("inf")).min(-1).values
+    highest_removed = logits.masked_fill(kept | ~finite, float("-inf")).max(-1).values
+    return bool((lowest_kept >= highest_removed).all())
 
 
 def reference(logits: torch.Tensor, p: float) -> torch.Tensor:
@@ -156,17 +301,36 @@ def _wrong_values(got, logits, probs, expected_keep) -> tuple[str, str] | None:
 
 
 def _wrong_set(got, logits, p, expected_keep, kept) -> tuple[str, str] | None:
-    """An off-by-one nucleus, an output left sorted, or top-k instead."""
-    if torch.equal(kept, keep_mask(logits, p, include_crossing=False)):
+    """An off-by-one at p, no top token, an output left sorted, or top-k."""
+    finite = torch.isfinite(logits)
+    if bool(((kept & finite).sum(-1) == 0).any()):
         return (
-            "nucleus-off-by-one",
-            "you drop the token whose probability carries the running total "
-            "past p, so your nucleus holds LESS than p: keep a token when the "
-            "probability of the tokens ranked above it is still below p "
-            "(shift the 'remove' mask right by one, as cumsum - prob < p)",
+            "top-token-dropped",
+            f"p={p:g}: a row of yours keeps no token at all, so its softmax is "
+            "NaN: the most probable token is always kept, even when its "
+            "probability alone exceeds p (a tiny p keeps exactly the top token)",
+        )
+    for rule in ("drops-crossing", "drops-at-p"):
+        if same_nucleus(kept, keep_mask(logits, p, rule=rule), logits):
+            return (
+                "nucleus-off-by-one",
+                f"p={p:g}: at the boundary you keep one token too few: you drop "
+                "the token whose probability carries the running total to or "
+                "past p, so your nucleus holds LESS than p. Keep a token when "
+                "the probability of the tokens ranked above it is still below p "
+                "(cumsum - prob < p)",
+            )
+    if same_nucleus(kept, keep_mask(logits, p, rule="keeps-past-p"), logits):
+        return (
+            "nucleus-past-boundary",
+            f"p={p:g}: at the boundary you keep one token too many: when the "
+            "tokens ranked above a token already add up to exactly p, the "
+            "nucleus is complete and that token goes. Keep a token only while "
+            "the total above it is strictly below p (cumsum - prob < p, not <=)",
         )
     sorted_logits = logits.sort(dim=-1, descending=True).values
-    in_rank_order = expected_keep.gather(-1, logits.argsort(-1, descending=True))
+    counts = expected_keep.sum(-1, keepdim=True)
+    in_rank_order = torch.arange(logits.shape[-1]) < counts
     if torch.equal(got, sorted_logits.masked_fill(~in_rank_order, float("-inf"))):
         return (
             "forgot-unsort",
@@ -179,8 +343,8 @@ def _wrong_set(got, logits, p, expected_keep, kept) -> tuple[str, str] | None:
         len(counts) > 1
         and 0 < int(counts[0]) < kept.shape[-1]  # all kept is no filter, not top-k
         and bool((counts == counts[0]).all())
-        and bool((kept == _top_k(logits, int(counts[0]))).all())
-        and not torch.equal(kept, expected_keep)
+        and same_nucleus(kept, _top_k(logits, int(counts[0])), logits)
+        and not same_nucleus(kept, expected_keep, logits)
     ):
         return (
             "top-k-not-top-p",
@@ -234,8 +398,8 @@ def _form_checks(name, data, got, logits, hidden) -> list[CheckResult]:
     return [shape, dtype]
 
 
-def _kept_set_check(name, kept, expected_keep, p, hidden) -> CheckResult:
-    if torch.equal(kept, expected_keep):
+def _kept_set_check(name, kept, expected_keep, p, logits, hidden) -> CheckResult:
+    if same_nucleus(kept, expected_keep, logits):
         return CheckResult(
             f"{name}: kept tokens",
             True,
@@ -244,7 +408,12 @@ def _kept_set_check(name, kept, expected_keep, p, hidden) -> CheckResult:
         )
     extra = int((kept & ~expected_keep).sum())
     lost = int((expected_keep & ~kept).sum())
-    row = int((kept != expected_keep).any(-1).nonzero()[0])
+    short = (kept.sum(-1) != expected_keep.sum(-1)).nonzero()
+    row = (
+        int(short[0])
+        if len(short)
+        else int((kept != expected_keep).any(-1).nonzero()[0])
+    )
     return fail(
         f"{name}: kept tokens",
         f"p={p:g}: you kept {int(kept.sum())} tokens in all, the nucleus has "
@@ -274,8 +443,8 @@ def _check_answer(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
         return results
     expected_keep = keep_mask(logits, p)
     removed = (got == float("-inf")) | (got <= torch.finfo(torch.float32).min / 2)
-    kept = ~removed
-    results.append(_kept_set_check(name, kept, expected_keep, p, hidden))
+    kept = ~removed & torch.isfinite(logits)
+    results.append(_kept_set_check(name, kept, expected_keep, p, logits, hidden))
     if not results[-1].passed:
         mistake = _diagnose(name, got, logits, p, expected_keep, removed, hidden)
         return results + ([mistake] if mistake else [])
