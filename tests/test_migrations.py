@@ -37,6 +37,7 @@ ADDED = {
         "reference_ms": None,
         "time_budget_seconds": None,
         "version": 1,
+        "right_solutions": [],
     },
     ("grader", "Submission"): {
         "lane": "light",
