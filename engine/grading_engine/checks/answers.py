@@ -115,6 +115,44 @@ def tensor_answer(
     return results + [match] if match else results
 
 
+def wrong_shape_mistake(
+    name: str,
+    got,
+    expected_shape: Sequence[int],
+    variants: Sequence[Variant],
+    *,
+    hidden: bool,
+    rtol: float = 0.0,
+    atol: float = 0.0,
+) -> list[CheckResult]:
+    """[the named mistake] when an answer of the wrong shape IS a known wrong
+    answer (exactly, or to rtol/atol with the same dtype), else [].
+
+    compare_tensor names no mistake for sizes that no permute explains, so a
+    harness whose known slips change the shape (a sum over heads, a split
+    given a size for a count) lists them here, next to tensor_answer.
+    """
+    if not isinstance(got, torch.Tensor) or tuple(got.shape) == tuple(expected_shape):
+        return []
+    for variant in variants:
+        value = variant.compute()
+        if value.shape != got.shape:
+            continue
+        if rtol == atol == 0:
+            same = torch.equal(got, value)
+        else:
+            same = got.dtype == value.dtype and torch.allclose(
+                got, value, rtol=rtol, atol=atol
+            )
+        if same:
+            return [
+                likely_mistake(
+                    name, variant.text(), diagnosis=variant.diagnosis, hidden=hidden
+                )
+            ]
+    return []
+
+
 def not_reduced(
     name: str, got, expected: torch.Tensor, message: str, *, hidden: bool
 ) -> list[CheckResult]:

@@ -12,9 +12,8 @@ import random
 
 import torch
 
-from grading_engine.checks.answers import tensor_answer
+from grading_engine.checks.answers import tensor_answer, wrong_shape_mistake
 from grading_engine.checks.fingerprints import Variant
-from grading_engine.checks.result import CheckResult, likely_mistake
 from grading_engine.checks.tensors import case_error, run_and_capture
 from grading_engine.exercises.kit.cases import new_case, normal, seed_cases
 
@@ -121,28 +120,18 @@ def _other_shapes(x: torch.Tensor, nh: int) -> list[Variant]:
     ]
 
 
-def _named_by_shape(name, got, x, nh, hidden) -> list[CheckResult]:
-    """A wrong shape whose every number is a known wrong answer's."""
-    right = (x.shape[0], nh, x.shape[1], x.shape[2] // nh)
-    if not isinstance(got, torch.Tensor) or tuple(got.shape) == right:
-        return []
-    for variant in _other_shapes(x, nh):
-        value = variant.compute()
-        if value.shape == got.shape and torch.equal(got, value):
-            return [
-                likely_mistake(
-                    name, variant.text(), diagnosis=variant.diagnosis, hidden=hidden
-                )
-            ]
-    return []
-
-
 def check_case(case: dict, data: dict, tensors: dict):
     if raised := case_error(case, data):
         return raised
     x, nh = inputs(case), case["nh"]
-    got = tensors.get("output")
-    named = _named_by_shape(case["name"], got, x, nh, bool(case["hidden"]))
+    b, t, c = x.shape
+    named = wrong_shape_mistake(
+        case["name"],
+        tensors.get("output"),
+        (b, nh, t, c // nh),
+        _other_shapes(x, nh),
+        hidden=bool(case["hidden"]),
+    )
     return (
         tensor_answer(
             case["name"],

@@ -229,16 +229,8 @@ RULES = {
 }
 
 
-def keep_mask(
-    logits: torch.Tensor,
-    p: float,
-    *,
-    include_crossing: bool = True,
-    rule: str = "reference",
-):
+def keep_mask(logits: torch.Tensor, p: float, *, rule: str = "reference"):
     """True where top-p keeps the token (the reference, and the off-by-ones)."""
-    if not include_crossing:
-        rule = "drops-crossing"
     order, cum = _cumulative(logits)
     before = cum - torch.softmax(logits.double(), -1).gather(-1, order)
     keep_sorted = RULES[rule](before, cum, p)
