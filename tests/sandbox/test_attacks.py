@@ -48,7 +48,7 @@ def test_it_stops_an_infinite_loop_at_the_wall_clock_limit(pool):
     )
     assert verdict.status == "error"
     assert verdict.checks[0].name == "time limit"
-    assert time.monotonic() - started < 8
+    assert time.monotonic() - started < 20  # the 2 s limit, not the hour
     assert_grader_still_works(pool)
 
 
@@ -65,7 +65,7 @@ def test_it_stops_a_sleeping_submission(pool):
     )
     assert verdict.status == "error"
     assert "took longer than 2 s" in messages(verdict)
-    assert time.monotonic() - started < 8
+    assert time.monotonic() - started < 20  # the 2 s limit, not the hour
     assert_grader_still_works(pool)
 
 
@@ -674,21 +674,32 @@ def test_each_slot_runs_as_its_own_unprivileged_uid(pool):
 
 
 def test_two_grades_run_at_once_on_separate_slots(pool):
+    """Each job reports when its sleep began and ended: the spans overlap.
+
+    Comparing spans, not a total against a budget, keeps this true on a
+    loaded machine: queued jobs could never overlap, however fast.
+    """
     from concurrent.futures import ThreadPoolExecutor
 
     code = """
     import os, time
-    time.sleep(1.5)  # once per job, while the other job sleeps too
+    BEGAN = time.time()
+    time.sleep(3)  # once per job, while the other job sleeps too
+    ENDED = time.time()
     def tie_weights(model):
-        raise RuntimeError(f"uid={os.getuid()}")
+        raise RuntimeError(f"uid={os.getuid()} span={BEGAN!r},{ENDED!r} ")
     """
-    started = time.monotonic()
     with ThreadPoolExecutor(2) as threads:
         verdicts = list(threads.map(lambda _: run_attack(pool, code), range(2)))
-    elapsed = time.monotonic() - started
-    uids = {messages(v).split("uid=")[1].split()[0] for v in verdicts}
-    assert len(uids) == 2  # one slot each, never the same uid at once
-    assert elapsed < 2 * 1.5  # they overlapped instead of queueing
+    texts = [messages(v) for v in verdicts]
+    uids = {text.split("uid=")[1].split()[0] for text in texts}
+    assert len(uids) == 2, texts  # one slot each, never the same uid at once
+    spans = [
+        tuple(float(x) for x in text.split("span=")[1].split()[0].split(","))
+        for text in texts
+    ]
+    (a_began, a_ended), (b_began, b_ended) = spans
+    assert a_began < b_ended and b_began < a_ended, spans  # they overlapped
     assert_grader_still_works(pool)
 
 
@@ -1006,7 +1017,7 @@ def test_closing_its_descriptors_and_sleeping_ends_at_the_time_limit(
     )
     assert verdict.status == "error"
     assert "took longer than 2 s" in messages(verdict), messages(verdict)
-    assert time.monotonic() - started < (8 if kind == "pool" else 60)
+    assert time.monotonic() - started < (20 if kind == "pool" else 60)
     assert pool.worker_pids() == workers  # no slot was restarted
     assert_grader_still_works(runner, grades=2 if kind == "pool" else 1)
     assert pool.worker_pids() == workers

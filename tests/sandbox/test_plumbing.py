@@ -84,7 +84,7 @@ def test_it_stops_at_the_deadline_while_the_pipe_stays_open():
     collector, write = _collector(cap=10, flood=1000)
     started = time.monotonic()
     assert collector.pump(started + 0.2) == "timeout"
-    assert 0.2 <= time.monotonic() - started < 1
+    assert 0.2 <= time.monotonic() - started < 10  # the deadline, not EOF, ended it
     os.close(write)
     collector.close()
 
