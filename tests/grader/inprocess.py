@@ -31,6 +31,7 @@ import yaml
 from grading_engine.checks.tensors import shared_checks
 from grading_engine.exercises.base import load_harness
 from grading_engine.harness.inputs import run_watched
+from grading_engine.reference.tokenizer import get_encoding
 from safetensors.torch import load as st_load
 from safetensors.torch import save as st_save
 
@@ -79,7 +80,12 @@ def grade_case_in_process(module, fn: Callable, case: dict, *, wire: bool = True
 
 
 def submitted_function(slug: str, code: str, entry_point: str | None = None):
-    """Exec submitted source as a module would be and return its entry point."""
+    """Exec submitted source as a module would be and return its entry point.
+
+    The child finds GPT-2's BPE files offline (TIKTOKEN_CACHE_DIR); so must
+    this process, whichever test ran first, or tiktoken tries to download.
+    """
+    get_encoding()
     namespace = {"__name__": "__submission__"}
     exec(compile(code, "<submission>", "exec"), namespace)  # noqa: S102
     return namespace[entry_point or load_spec(slug)["entry_point"]]
