@@ -59,17 +59,21 @@ def _cache_dir() -> Path:
 
 @contextlib.contextmanager
 def _torch_state_kept():
-    """Put back torch's thread count and global generator after a script.
+    """Run a script on one torch thread, then put back the process's state.
 
     Figures render inside load_content, the admin and the test suite: a
     script that trains with one thread or reseeds must not change what runs
-    after it in the same process.
+    after it in the same process. One thread because a figure's tensors are
+    small: on a busy 2-core machine, OpenMP threads spinning against other
+    work made rendering several times slower, and the figures' numbers no
+    longer depend on the core count.
     """
     import torch
 
     threads, rng = torch.get_num_threads(), torch.random.get_rng_state()
     dtype, grad = torch.get_default_dtype(), torch.is_grad_enabled()
     try:
+        torch.set_num_threads(1)
         yield
     finally:
         torch.set_num_threads(threads)
@@ -84,7 +88,8 @@ def _draw(path: Path, fmt: str) -> tuple[bytes, str]:
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
-    namespace = runpy.run_path(str(path), run_name=f"figure_{path.stem}")
+    with _torch_state_kept():
+        namespace = runpy.run_path(str(path), run_name=f"figure_{path.stem}")
     draw = namespace.get("draw")
     caption = namespace.get("CAPTION", "")
     if not callable(draw):

@@ -138,3 +138,30 @@ def test_every_figure_script_in_content_renders():
     for path in sorted((PROJECT_ROOT / "content" / "figures").glob("*.py")):
         svg, caption, _ = figure_render(path)
         assert "<svg" in svg and caption, path.name
+
+
+THREADS = """
+import torch
+
+AT_IMPORT = torch.get_num_threads()
+CAPTION = "Thread counts"
+
+
+def draw(fig):
+    fig.add_subplot().set_title(f"import {AT_IMPORT} draw {torch.get_num_threads()}")
+    torch.set_num_threads(3)  # a script's own change stays inside the render
+"""
+
+
+def test_a_script_runs_on_one_thread_and_the_process_keeps_its_count(content_tree):
+    import torch
+
+    content_tree.raw("figures/threads.py", THREADS)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        svg, _, _ = figure_render(content_tree.root / "figures" / "threads.py")
+        assert "import 1 draw 1" in svg
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
