@@ -13,7 +13,8 @@ each of the 200 draws, stopping at the first failing case of a draw, and the
 reference must then pass every hidden case of those 200 draws. (Grading the
 reference on 200 draws of every exercise would cost minutes of CI for no
 coverage of wrong solutions; each exercise's own tests grade it on their
-seeds.) Measured: about 90 s of CPU in all, most of it count-params.
+seeds.) A hidden case that comes back unchanged in another draw is graded
+once. Measured: the whole module in 104 s on 2 xdist workers (2 cores).
 """
 
 from __future__ import annotations
