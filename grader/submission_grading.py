@@ -94,28 +94,59 @@ def with_db_retry(fn, *, seconds: float = 60.0):
 
 
 def claim(submission_id) -> Submission | None:
-    """Move a queued row to running for this worker; None when not ours."""
+    """Move a queued row to running for this worker; None when not ours.
+
+    Safe to retry when the database goes away mid-claim: the row is read
+    inside the claiming transaction, so an error before COMMIT leaves it
+    queued, and a COMMIT whose reply was lost is recognised on the retry by
+    this claim's own start time. Either way the row is never left "running"
+    under a live worker that does not know it holds it, which would stall
+    its learner's queue until the lease ran out.
+    """
+    stamp = timezone.now()
+    tries = 0
+
+    def attempt() -> Submission | None:
+        nonlocal tries
+        tries += 1
+        if tries > 1:
+            ours = _claimed_at(submission_id, stamp)
+            if ours is not None:
+                return ours
+        return _claim_once(submission_id, stamp)
+
+    submission = with_db_retry(attempt)
+    if submission is not None:
+        events.submission_changed(submission_id)
+    return submission
+
+
+def _mine(stamp) -> dict:
+    return {"status": Status.RUNNING, "claimed_by": worker_id(), "started_at": stamp}
+
+
+def _claimed_at(submission_id, stamp) -> Submission | None:
+    """The row if a claim stamped `stamp` by this worker did commit."""
+    rows = Submission.objects.select_related("exercise")
+    return rows.filter(pk=submission_id, **_mine(stamp)).first()
+
+
+def _claim_once(submission_id, stamp) -> Submission | None:
     try:
         with transaction.atomic():
             claimed = Submission.objects.filter(
                 pk=submission_id, status=Status.QUEUED
-            ).update(
-                status=Status.RUNNING,
-                claimed_by=worker_id(),
-                started_at=timezone.now(),
-                grading_attempts=F("grading_attempts") + 1,
-            )
+            ).update(**_mine(stamp), grading_attempts=F("grading_attempts") + 1)
+            if not claimed:
+                return None  # another worker won the race, or it was cancelled
+            return Submission.objects.select_related("exercise").get(pk=submission_id)
     except IntegrityError:
         return None  # its learner has a grade running already (another worker)
-    if not claimed:
-        return None  # another worker won the race, or it was cancelled
-    events.submission_changed(submission_id)
-    return Submission.objects.select_related("exercise").get(pk=submission_id)
 
 
 def submission_grade(*, submission_id) -> str | None:
     """Claim this one submission and grade it; its final status, or None."""
-    submission = with_db_retry(lambda: claim(submission_id))
+    submission = claim(submission_id)
     if submission is None:
         return None
     return grade_claimed(submission)

@@ -229,3 +229,54 @@ def test_a_database_error_while_claiming_gives_the_slot_back(
     with pytest.raises(OperationalError):
         dispatch._claim_next(lanes)
     assert lanes.open_lanes() == [LIGHT, HEAVY]  # nothing held
+
+
+# -- a database restart in the middle of a claim (PostgreSQL restart test) --
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_claim_whose_commit_reply_was_lost_is_recognised_as_ours(
+    queue, make_user, monkeypatch
+):
+    """The UPDATE committed but the connection died before the reply: the
+    retry finds the row by its stamp instead of leaving it running unowned."""
+    from django.db import OperationalError
+
+    row = queue(make_user("ann"))
+    once = submission_grading._claim_once
+    calls = []
+
+    def commit_then_lose_the_reply(submission_id, stamp):
+        calls.append(submission_id)
+        once(submission_id, stamp)
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(submission_grading, "_claim_once", commit_then_lose_the_reply)
+    claimed = submission_grading.claim(row.pk)
+    assert calls == [row.pk]  # the retry did not claim a second time
+    assert claimed is not None and claimed.pk == row.pk
+    assert (claimed.status, claimed.grading_attempts) == ("running", 1)
+    assert claimed.claimed_by == submission_grading.worker_id()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_claim_cut_off_before_its_commit_leaves_the_row_queued_then_takes_it(
+    queue, make_user, monkeypatch
+):
+    from django.db import OperationalError
+    from django.db.models.query import QuerySet
+
+    row = queue(make_user("ann"))
+    get, seen = QuerySet.get, []
+
+    def down_once(self, *args, **kwargs):
+        if not seen:
+            seen.append(get(Submission.objects.all(), pk=row.pk).status)
+            raise OperationalError("the database is restarting")
+        return get(self, *args, **kwargs)
+
+    monkeypatch.setattr(QuerySet, "get", down_once)
+    claimed = submission_grading.claim(row.pk)
+    assert seen == ["running"]  # the failed try had updated it, uncommitted
+    assert claimed.pk == row.pk
+    assert (claimed.status, claimed.grading_attempts) == ("running", 1)
