@@ -77,19 +77,26 @@ def regrade_prepare(
 
 
 def regrade_claim_next() -> RegradeResult | None:
-    """Move the oldest pending result to running for this worker."""
+    """Move the oldest pending result to running for this worker.
+
+    One transaction per claim: a database that goes away between the update
+    and the read leaves the result pending for the retry, not running under
+    a worker that never got it.
+    """
     pending = (
         RegradeResult.objects.filter(status=Result.PENDING)
         .order_by("regrade__created_at", "pk")
         .values_list("pk", flat=True)[:8]
     )
     for pk in pending:
-        claimed = RegradeResult.objects.filter(pk=pk, status=Result.PENDING).update(
-            status=Result.RUNNING,
-            claimed_by=submission_grading.worker_id(),
-            started_at=timezone.now(),
-        )
-        if claimed:
+        with transaction.atomic():
+            claimed = RegradeResult.objects.filter(pk=pk, status=Result.PENDING).update(
+                status=Result.RUNNING,
+                claimed_by=submission_grading.worker_id(),
+                started_at=timezone.now(),
+            )
+            if not claimed:
+                continue
             row = RegradeResult.objects.select_related(
                 "regrade__exercise", "submission"
             ).get(pk=pk)

@@ -85,6 +85,30 @@ def test_a_finished_result_counts_and_the_last_one_ends_the_regrade(world, cours
     assert regrades.regrade_claim_next() is None
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_claim_cut_off_by_the_database_leaves_the_result_pending(
+    world, course, monkeypatch
+):
+    from django.db import OperationalError
+    from django.db.models.query import QuerySet
+
+    exercise = course["exercises"]["ex-a"]
+    sub(world.lea, exercise, "passed", 1.0)
+    regrade_start(exercise=exercise, requested_by=world.owner, scope="x")
+    get = QuerySet.get
+
+    def down(self, *args, **kwargs):
+        raise OperationalError("the database is restarting")
+
+    monkeypatch.setattr(QuerySet, "get", down)
+    with pytest.raises(OperationalError):
+        regrades.regrade_claim_next()
+    monkeypatch.setattr(QuerySet, "get", get)
+    assert RegradeResult.objects.get().status == "pending"  # not running, unowned
+    assert Regrade.objects.get().status == "queued"
+    assert regrades.regrade_claim_next().status == "running"  # the retry takes it
+
+
 def api(user) -> APIClient:
     client = APIClient()
     client.force_authenticate(user)
