@@ -283,3 +283,59 @@ def test_the_stage_keeps_run_case_and_drops_the_parents_half(tmp_path):
     reference = package / "reference"
     assert not (reference / "model.py").exists()
     assert (reference / "model.pyc").is_file()
+
+
+# A wrong answer that wrecks the model it was given: zeroes the embedding,
+# points the head elsewhere and renames a block. It runs on the cached GPT-2
+# itself in a job's fork (no 0.4 s, 0.5 GB copy), so the fork must be where
+# the damage ends.
+WRECK = """\
+import torch
+
+def tie_weights(model):
+    with torch.no_grad():
+        model.transformer.wte.weight.zero_()
+    model.lm_head.weight = torch.nn.Parameter(torch.ones(3, 3))
+    model.transformer.h[0] = torch.nn.Identity()
+"""
+MODEL_PROBE = """\
+def tie_weights(model):
+    wte = model.transformer.wte.weight
+    raise RuntimeError(
+        f"wte-sum={float(wte.abs().sum()) > 0} "
+        f"head-shape={tuple(model.lm_head.weight.shape)} "
+        f"block0={type(model.transformer.h[0]).__name__}"
+    )
+"""
+
+
+def test_a_wrong_answer_that_wrecks_its_model_leaves_the_next_grade_a_whole_one(
+    runner,
+):
+    for _ in range(2):  # on each slot of the warm pool
+        wrecked = run(runner, "tie-weights", "tie_weights", WRECK)
+        assert wrecked.status == "failed", messages(wrecked)
+    for _ in range(2):
+        text = messages(run(runner, "tie-weights", "tie_weights", MODEL_PROBE))
+        assert "wte-sum=True head-shape=(50257, 768) block0=Block" in text, text
+
+
+def test_the_cached_model_is_handed_out_only_where_the_process_ends_with_its_job():
+    """In a long-lived process a caller gets a copy; in a job's fork, the cache."""
+    import subprocess
+    import sys
+
+    code = textwrap.dedent(
+        """\
+        from grading_engine.reference import cache
+        shared = cache.reference_model("tiny", tied=False)
+        before = cache.model_to_change("tiny", tied=False) is shared
+        cache.process_ends_with_its_job()
+        after = cache.model_to_change("tiny", tied=False) is shared
+        print(before, after)
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["False", "True"], out.stderr

@@ -10,7 +10,6 @@ recomputes both gradient parts on its own copy of the model.
 
 from __future__ import annotations
 
-import copy
 import random
 
 import torch
@@ -22,7 +21,7 @@ from grading_engine.checks.tensors import MODEL_CHANGE_KINDS
 from grading_engine.checks.values import exact_int, tied_gradient, tied_identity
 from grading_engine.harness.capture import capture_int, type_name
 from grading_engine.reference import build_model, get_config, gpt2_parameter_count
-from grading_engine.reference.cache import reference_model
+from grading_engine.reference.cache import model_to_change, reference_model
 
 SLUG = "tie-weights"
 ENTRY_POINT = "tie_weights"
@@ -103,12 +102,9 @@ def _facts(model) -> dict:
 
 def run_case(fn, case: dict):
     if case["kind"] == "structure":
-        # A copy of the cached model: the learner ties (or breaks) it in
-        # place, and the cache outlives this call in any long-lived process
-        # (the in-process grader; a warm pool's zygote if a job ever ran
-        # there). Copying 124 M floats costs a fraction of building them.
-        cached = reference_model(case["config"], tied=False, seed=case["seed"])
-        model = copy.deepcopy(cached)
+        # The learner ties (or breaks) it in place: the cached model itself
+        # in a job's own process, a copy where the cache outlives the call.
+        model = model_to_change(case["config"], tied=False, seed=case["seed"])
     else:
         model = build_model(case["config"], tied=False, seed=case["seed"])
     fn(model)  # tying is in place; a return value is ignored

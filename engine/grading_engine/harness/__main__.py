@@ -11,9 +11,13 @@ import sys
 
 from grading_engine.harness.child import execute_job
 from grading_engine.harness.wire import RESULT_FD
+from grading_engine.reference.cache import process_ends_with_its_job
 
 
 def main() -> None:
+    # This process (or fork) exits after the one job: a cached model it
+    # changes cannot reach anyone else.
+    process_ends_with_its_job()
     try:
         job = json.loads(sys.stdin.buffer.read().decode("utf-8"))
         if not isinstance(job, dict):

@@ -5,11 +5,15 @@ for every submission, so it is built once and reused.
 
 The returned models are SHARED: callers must not mutate them (no in-place
 edits of weights, no re-tying, no .train(), no .to()). Copy first, e.g. with
-`copy.deepcopy`, or call `build_model` for a private instance.
+`copy.deepcopy`, or call `build_model` for a private instance. The one
+exception is `model_to_change`: in a process that ends with its job (a
+sandbox job's fork, the one-shot harness) the cached model itself is handed
+out, since nothing after the job can read what it did.
 """
 
 from __future__ import annotations
 
+import copy
 import os
 import threading
 
@@ -20,6 +24,20 @@ _GPT2_NAMES = ("gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl")
 
 _models: dict[tuple, GPT] = {}
 _lock = threading.Lock()
+# Set by a process that exits when its one job is done; never unset.
+_ends_with_its_job = False
+
+
+def process_ends_with_its_job() -> None:
+    """Mark this process as one that exits when its job ends.
+
+    Called by the sandbox's job child (a fork of the warm zygote that
+    `os._exit`s after the job) and by the one-shot harness. What a job does
+    to a cached model there dies with it: the zygote and every later job
+    keep their own, untouched copy-on-write pages.
+    """
+    global _ends_with_its_job
+    _ends_with_its_job = True
 
 
 def reference_model(
@@ -54,6 +72,19 @@ def reference_model(
                 model = load_hf_safetensors(weights_path, config, tied=tied)
             _models[key] = model
     return model
+
+
+def model_to_change(name: str = "gpt2", *, tied: bool = True, seed: int = 0) -> GPT:
+    """A reference model the caller may change in place (tie, re-tie, edit).
+
+    In a process that ends with its job, the cached model itself: copying
+    GPT-2 small costs ~0.4 s and ~0.5 GB per concurrent grade, and the fork
+    already gives the job private pages. In a long-lived process (the
+    in-process grader, tests, a notebook) a deep copy, so the cache that
+    later callers read stays as built.
+    """
+    model = reference_model(name, tied=tied, seed=seed)
+    return model if _ends_with_its_job else copy.deepcopy(model)
 
 
 def clear_reference_cache() -> None:
