@@ -3,13 +3,18 @@
 A global limit (GRADER_TIMEOUT_SECONDS, 60 s) lets one `while True:` hold a
 grading slot for a minute although most references finish in a tenth of a
 second. So verification measures the reference solution in the sandbox
-(the job's own time, start-up excluded) and the budget is
+(the CPU time its job used, start-up excluded) and the budget is
 
     max(BUDGET_FLOOR_SECONDS, BUDGET_FACTOR × reference), capped by
     GRADER_TIMEOUT_SECONDS, rounded up to 0.1 s.
 
-Ten times the reference leaves room for a correct but plainer solution and
-a busy machine; the 1.5 s floor covers start-up jitter. (Twenty times and
+Budgets are CPU seconds, measured and enforced (grading_engine.sandbox.
+job_clock): a busy machine at a deadline slows a grade's wall clock, not
+the CPU time it needs, so it neither changes a verdict nor, measured then,
+inflates the stored budget or moves the exercise to the heavy lane. A
+wall-clock backstop (three times the budget, at least 5 s more) still stops
+code that waits. Ten times the reference leaves room for a correct but
+plainer solution; the 1.5 s floor covers start-up costs. (Twenty times and
 2 s, the first idea, gave tie-weights 2.2 s: four learners' loops ahead of a
 right answer then hold both slots of a 2-core worker for 4.4 s before it can
 start.) An exercise's options
@@ -46,12 +51,12 @@ def budget_from_reference(reference_ms: float) -> float:
 
 @dataclass(frozen=True)
 class Budget:
-    seconds: float
+    seconds: float  # of CPU time
     why: str  # for the exercise page and the time-limit message
 
     @property
     def label(self) -> str:
-        return f"{self.seconds:g} s"
+        return f"{self.seconds:g} s of CPU time"
 
 
 def exercise_budget(exercise: Exercise) -> Budget:
@@ -64,7 +69,7 @@ def exercise_budget(exercise: Exercise) -> Budget:
         return Budget(
             min(exercise.time_budget_seconds, cap),
             f"{BUDGET_FACTOR}× the reference solution's "
-            f"{exercise.reference_ms / 1000:.2f} s, at least "
+            f"{exercise.reference_ms / 1000:.2f} s of CPU time, at least "
             f"{BUDGET_FLOOR_SECONDS:g} s",
         )
     return Budget(cap, UNMEASURED)
@@ -77,8 +82,8 @@ SLOW_AFTER_FACTOR = 4
 def slow_after(exercise: Exercise) -> float:
     """When a grade of `exercise` counts as running long (a likely loop).
 
-    Four times the reference, at least half a second: a right answer is
-    done by then, so it is never the one demoted (grader.lanes).
+    Four times the reference, at least half a second, in CPU time: a right
+    answer is done by then, so it is never the one demoted (grader.lanes).
     """
     reference = (exercise.reference_ms or 0) / 1000
     return max(SLOW_AFTER_SECONDS, SLOW_AFTER_FACTOR * reference)

@@ -64,14 +64,14 @@ class Exercise(models.Model):
     reference_ms = models.FloatField(
         null=True,
         blank=True,
-        help_text="The reference solution's time in the sandbox, measured when "
-        "the exercise was last verified.",
+        help_text="The CPU time the reference solution's job used in the "
+        "sandbox (ms), measured when the exercise was last verified.",
     )
     time_budget_seconds = models.FloatField(
         null=True,
         blank=True,
-        help_text="Measured at verification (10× the reference, at least 1.5 s); "
-        "options.time_budget_seconds overrides it.",
+        help_text="CPU seconds a grade may use, measured at verification (10× "
+        "the reference, at least 1.5 s); options.time_budget_seconds overrides it.",
     )
     source_path = models.CharField(max_length=300, blank=True)
     version = models.PositiveIntegerField(

@@ -16,6 +16,7 @@ import uuid
 
 import pytest
 from django.apps import apps as current_apps
+from django.conf import settings
 from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import Group, Permission
 from django.contrib.contenttypes.models import ContentType
@@ -315,5 +316,32 @@ def test_the_exercise_versions_migration_reverses():
             assert "grader_exerciseversion" in connection.introspection.table_names(
                 cursor
             )
+    finally:
+        _migrate(_latest())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_wall_clock_budgets_are_forgotten_so_workers_measure_cpu_time():
+    """grader 0010: a budget measured on the wall clock (15 s on a busy
+    machine, where CPU time gives 1.5 s) is cleared, to be measured again."""
+    before = [("grader", "0009_exercise_right_solutions")]
+    try:
+        _migrate(before)
+        old = MigrationExecutor(connection).loader.project_state(before).apps
+        exercise = old.get_model("grader", "Exercise").objects.create(
+            slug="x", title="X", harness="tie-weights", entry_point="f",
+            signature="f()", prompt="p", starter="s", solution="s",
+            reference_ms=1497.0, time_budget_seconds=15.0,
+        )  # fmt: skip
+        _migrate(_latest())
+        from grader.budgets import exercise_budget, exercise_lane, needs_measuring
+        from grader.models import Exercise
+
+        row = Exercise.objects.get(pk=exercise.pk)
+        assert (row.reference_ms, row.time_budget_seconds) == (None, None)
+        assert needs_measuring(row)
+        assert exercise_lane(row) == "light"  # heavy before: 15 s > 4 s
+        # The course-wide limit until a worker measures it.
+        assert exercise_budget(row).seconds == settings.GRADER_TIMEOUT_SECONDS
     finally:
         _migrate(_latest())

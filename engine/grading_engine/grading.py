@@ -19,7 +19,7 @@ from grading_engine.checks.result import CheckResult
 from grading_engine.checks.tensors import shared_checks
 from grading_engine.exercises.base import load_harness
 from grading_engine.harness.wire import WireError, decode_result
-from grading_engine.runner import CancelToken, ChildOutcome, Runner, Slow
+from grading_engine.runner import CPU_LIMIT, CancelToken, ChildOutcome, Runner, Slow
 
 MAX_RESULT_BYTES = 64 * 1024 * 1024
 TOLERANCE_OPTIONS = ("rtol", "atol")
@@ -34,6 +34,9 @@ class Verdict:
     stdout: str = ""
     stderr: str = ""
     duration_ms: float = 0.0
+    # CPU time of the job where the runner measures it (not in to_dict: the
+    # `grade --json` shape is a contract).
+    cpu_ms: float | None = None
 
     def to_dict(self) -> dict:
         return {
@@ -99,7 +102,9 @@ def grade(
     }
     outcome = runner.run(job, timeout=timeout, **extra)
     with tolerances(module, options):
-        return judge(module, cases, outcome, timeout=timeout, budget=budget)
+        verdict = judge(module, cases, outcome, timeout=timeout, budget=budget)
+    verdict.cpu_ms = outcome.cpu_ms
+    return verdict
 
 
 @contextmanager
@@ -129,6 +134,30 @@ def tolerances(module, options: dict | None) -> Iterator[None]:
                 setattr(module, name, value)
 
 
+def time_limit_message(
+    outcome: ChildOutcome, timeout: float, budget: str | None
+) -> str:
+    """Which limit stopped the job, and what to look for."""
+    which = f", this exercise's time budget ({budget})," if budget else ""
+    if outcome.killed_reason == CPU_LIMIT:
+        return (
+            f"used more than {timeout:g} s of CPU time{which} and was stopped: "
+            "look for a loop that never ends or work that grows with the input"
+        )
+    if outcome.cpu_ms is not None:  # the backstop of a CPU-time budget
+        return (
+            f"ran for {outcome.duration_ms / 1000:.0f} s of wall-clock time without "
+            f"finishing, having used {outcome.cpu_ms / 1000:.1f} s of the "
+            f"{timeout:g} s of CPU time it may use{which} and was stopped at the "
+            "limit for code that waits: look for a sleep, an input() or a wait "
+            "on something that never comes"
+        )
+    return (
+        f"took longer than {timeout:g} s{which} and was stopped: look for a "
+        "loop that never ends or work that grows with the input"
+    )
+
+
 def judge(
     module,
     cases: list[dict],
@@ -148,13 +177,8 @@ def judge(
     if outcome.cancelled:
         check = CheckResult("cancelled", False, "cancelled before its grade finished")
         return Verdict("cancelled", 0.0, [check], "", "", outcome.duration_ms)
-    if outcome.timed_out:
-        which = f", this exercise's time budget ({budget})," if budget else ""
-        return error(
-            "time limit",
-            f"took longer than {timeout:g} s{which} and was stopped: look for a "
-            "loop that never ends or work that grows with the input",
-        )
+    if outcome.timed_out or outcome.killed_reason == CPU_LIMIT:
+        return error("time limit", time_limit_message(outcome, timeout, budget))
     if not outcome.result:
         return error("run", _crash_message(outcome))
     try:

@@ -26,7 +26,10 @@ class ChildOutcome:
     stderr: str
     result: bytes  # what the child wrote to its result descriptor
     duration_ms: float
-    killed_reason: str | None = None  # e.g. "wall-clock limit", "memory limit"
+    killed_reason: str | None = None  # e.g. CPU_LIMIT, "memory limit"
+    # CPU time the job's process used, where the runner measures it (the
+    # sandbox does; then its budget is CPU time and the wall clock a backstop).
+    cpu_ms: float | None = None
 
     @property
     def cancelled(self) -> bool:
@@ -34,6 +37,10 @@ class ChildOutcome:
 
 
 CANCELLED = "cancelled"
+CPU_LIMIT = "CPU time limit"
+# The only limit of a runner that measures no CPU time; the sandbox's
+# backstop for a job that waits instead of computing.
+WALL_LIMIT = "wall-clock limit"
 
 
 class CancelToken:
@@ -63,9 +70,11 @@ class CancelToken:
 class Slow:
     """Say when a job runs longer than it should: `notify()` after `after` s.
 
-    The runner also drops the job to the lowest CPU priority then, so the
-    grades that start meanwhile (a scheduler may start more while slots are
-    held by likely loops) get the CPU first.
+    The sandbox counts `after` in CPU seconds and drops a job that reaches
+    it to the lowest CPU priority, so the grades that start meanwhile (a
+    scheduler may start more while slots are held by likely loops) get the
+    CPU first; a job that only waits is reported once it has waited its
+    whole budget. A runner without CPU accounting counts wall seconds.
     """
 
     after: float

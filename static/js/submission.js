@@ -36,7 +36,7 @@
       state.status === "running" && state.started
         ? "grading for " + seconds(now - state.started)
         : "waiting for " + state.waitingFor + " (" + seconds(now - state.created) + ")";
-    if (el("budget")) el("budget").textContent = state.budget + " s";
+    if (el("budget")) el("budget").textContent = state.budget + " s of CPU time";
   }
 
   function renderStatus(data) {

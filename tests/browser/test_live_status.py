@@ -90,7 +90,7 @@ def test_a_running_grade_shows_its_time_and_cancels_in_place(
     page.on("request", lambda request: requests.append(request.url))
     sign_in(page, live_server.url, "lea")
     page.goto(live_server.url + "/exercises/tie-weights/")
-    assert "15 s per grade" in page.text_content("#time-budget")
+    assert "15 s of CPU time per grade" in page.text_content("#time-budget")
     page.fill("#code", LOOP)
     page.click(".code-form button[type=submit]")
     page.wait_for_url("**/submissions/**")
@@ -104,7 +104,7 @@ def test_a_running_grade_shows_its_time_and_cancels_in_place(
     later = page.text_content("#elapsed")
     assert first.startswith("grading for ") and later.startswith("grading for ")
     assert float(later.split()[2]) > float(first.split()[2])  # it ticks
-    assert page.text_content("#budget") == "15 s"
+    assert page.text_content("#budget") == "15 s of CPU time"
     page.screenshot(path=str(ARTIFACTS / "submission-running.png"), full_page=True)
 
     page.click("#cancel")

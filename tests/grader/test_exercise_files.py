@@ -2,8 +2,16 @@
 
 The reference solution must pass through the production runner (the warm
 sandbox pool learners are graded by) and each wrong solution must not,
-naming the diagnosis it declares. Without bubblewrap they fall back to a
-plain child process. Marked slow; each xdist worker has its own pool.
+naming the diagnosis it declares.
+
+They run on a busy machine, as at a deadline: a CPU-bound program on every
+core the whole time, and each grade held to the budget its exercise gets
+in production, measured here under that load (10x the reference's CPU time,
+at least 1.5 s). Every verdict and diagnosis must still be the one the
+exercise file declares, so load can change neither. Without bubblewrap
+they fall back to a plain child process, which counts wall time: then no
+load and the generous TIMEOUT. One xdist group, so one pool and one set of
+CPU hogs.
 """
 
 from __future__ import annotations
@@ -34,6 +42,9 @@ REQUIRED = {
 KNOWN = REQUIRED | {"lesson", "options", "right_solutions"}
 SEED = 20_240_611  # fixed, so a failure here can be replayed
 TIMEOUT = 180.0  # a cold child may build GPT-2 small on a busy machine
+SANDBOX = shutil.which("bwrap") is not None
+pytestmark = pytest.mark.xdist_group("exercise-files-under-load")
+_budgets: dict[str, float] = {}
 
 
 def load(path: Path) -> dict:
@@ -51,23 +62,40 @@ def solution_params(key: str):
 
 @pytest.fixture(scope="module")
 def runner():
-    if shutil.which("bwrap") is None:
+    if not SANDBOX:
         yield SubprocessRunner()
         return
     from grading_engine.sandbox import WarmPool
 
-    with WarmPool(1) as pool:
+    from tests.cpu_load import cpu_hogs
+
+    with cpu_hogs(), WarmPool(1) as pool:
         yield pool
 
 
-def run(runner, exercise: dict, code: str):
+def budget(runner, exercise: dict) -> float:
+    """The exercise's production budget, measured as a worker does: the
+    reference's CPU time in the pool, on this busy machine."""
+    if not SANDBOX:
+        return TIMEOUT
+    slug = exercise["slug"]
+    if slug not in _budgets:
+        from grader.budgets import budget_from_reference
+
+        verdict = run(runner, exercise, exercise["solution"], TIMEOUT)
+        assert verdict.status == "passed" and verdict.cpu_ms is not None, slug
+        _budgets[slug] = budget_from_reference(verdict.cpu_ms)
+    return _budgets[slug]
+
+
+def run(runner, exercise: dict, code: str, timeout: float):
     return grade(
         harness=exercise["harness"],
         code=code,
         entry_point=exercise["entry_point"],
         runner=runner,
         seed=SEED,
-        timeout=TIMEOUT,
+        timeout=timeout,
     )
 
 
@@ -122,7 +150,7 @@ def test_exercise_file_is_valid_and_complete(path):
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
 def test_reference_solution_passes(runner, path):
     exercise = load(path)
-    verdict = run(runner, exercise, exercise["solution"])
+    verdict = run(runner, exercise, exercise["solution"], budget(runner, exercise))
     failed = [c.message for c in verdict.checks if not c.passed]
     assert verdict.status == "passed", failed
     assert verdict.score == 1.0
@@ -133,7 +161,7 @@ def test_reference_solution_passes(runner, path):
 def test_wrong_solution_fails_with_its_diagnosis(runner, path, index):
     exercise = load(path)
     wrong = exercise["wrong_solutions"][index]
-    verdict = run(runner, exercise, wrong["code"])
+    verdict = run(runner, exercise, wrong["code"], budget(runner, exercise))
     assert verdict.status != "passed"
     if wrong["diagnosis"] is not None:
         named = {c.diagnosis for c in verdict.checks if not c.passed}
@@ -147,7 +175,7 @@ def test_right_solution_passes(runner, path, index):
     passes: the grader judges what the prompt asks, not the reference's form."""
     exercise = load(path)
     right = exercise["right_solutions"][index]
-    verdict = run(runner, exercise, right["code"])
+    verdict = run(runner, exercise, right["code"], budget(runner, exercise))
     failed = [(c.message, c.diagnosis) for c in verdict.checks if not c.passed]
     assert verdict.status == "passed", failed
     assert verdict.score == 1.0

@@ -9,7 +9,7 @@ from grading_engine.exercises import kv_cache_bytes
 from grading_engine.grading import grade, judge
 from grading_engine.harness.subprocess_runner import SubprocessRunner
 from grading_engine.harness.wire import VERSION, encode_result
-from grading_engine.runner import ChildOutcome
+from grading_engine.runner import CPU_LIMIT, WALL_LIMIT, ChildOutcome
 
 KV = "kv-cache-bytes"
 RIGHT = textwrap.dedent(
@@ -68,6 +68,34 @@ def test_a_timeout_is_an_error_that_names_the_limit():
     verdict = judge(kv_cache_bytes, cases, outcome(timed_out=True), timeout=60)
     assert verdict.status == "error" and verdict.score == 0
     assert "took longer than 60 s" in verdict.checks[0].message
+
+
+def test_the_time_limit_message_says_which_limit_stopped_the_job():
+    cases = kv_cache_bytes.make_cases(0)
+    budget = "10× the reference solution's 0.12 s of CPU time, at least 1.5 s"
+
+    def message(**fields) -> str:
+        verdict = judge(
+            kv_cache_bytes, cases, outcome(**fields), timeout=1.5, budget=budget
+        )
+        assert verdict.status == "error" and verdict.checks[0].name == "time limit"
+        return verdict.checks[0].message
+
+    cpu = message(timed_out=True, killed_reason=CPU_LIMIT, cpu_ms=1560.0)
+    assert cpu.startswith(
+        f"used more than 1.5 s of CPU time, this exercise's time budget ({budget}), "
+        "and was stopped: look for a loop"
+    )
+    # RLIMIT_CPU's signal, the kernel's own stop, reads the same.
+    assert message(exit_code=-24, killed_reason=CPU_LIMIT) == cpu
+    waited = message(
+        timed_out=True, killed_reason=WALL_LIMIT, cpu_ms=40.0, duration_ms=6512.0
+    )
+    assert waited.startswith(
+        "ran for 7 s of wall-clock time without finishing, having used 0.0 s of "
+        f"the 1.5 s of CPU time it may use, this exercise's time budget ({budget}), "
+        "and was stopped at the limit for code that waits"
+    )
 
 
 def test_a_memory_kill_is_reported_as_such():

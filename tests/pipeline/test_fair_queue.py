@@ -70,9 +70,10 @@ def test_a_loop_is_stopped_at_its_exercises_measured_budget(stack, make_user):
     exercise = Exercise.objects.get(slug="tie-weights")
     budget = exercise_budget(exercise)
     assert exercise.reference_ms is not None  # measured before this grade
+    assert exercise.verification["clock"] == "cpu"  # in the job's CPU time
     assert row.status == "error" and row.time_budget_seconds == budget.seconds
     assert row.checks[0]["message"].startswith(
-        f"took longer than {budget.seconds:g} s, this exercise's time budget "
+        f"used more than {budget.seconds:g} s of CPU time, this exercise's time budget "
         f"({budget.why}), and was stopped"
     )
 

@@ -286,7 +286,9 @@ def test_saving_a_passing_exercise_publishes_it_verified(
     # the save measured its time budget, which the change page shows
     assert exercise.reference_ms > 0 and exercise.time_budget_seconds >= 1.5
     page = client.get(reverse("admin:grader_exercise_change", args=[exercise.pk]))
-    assert f"{exercise.time_budget_seconds:g} s per grade (10×" in page.content.decode()
+    assert f"{exercise.time_budget_seconds:g} s of CPU time per grade (10×" in (
+        page.content.decode()
+    )
     assert "Live: version 1 (published)." in page.content.decode()
 
 

@@ -9,6 +9,7 @@ saw by raising: the exception's text reaches the verdict's message.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import time
 
@@ -35,20 +36,37 @@ def slot_processes(pool) -> dict[int, set[int]]:
 # -- time -----------------------------------------------------------------
 
 
-def test_it_stops_an_infinite_loop_at_the_wall_clock_limit(pool):
+LOOP = """
+def tie_weights(model):
+    while True:
+        pass
+"""
+
+
+def test_it_stops_an_infinite_loop_at_its_cpu_time_budget(pool):
     started = time.monotonic()
-    verdict = run_attack(
-        pool,
-        """
-        def tie_weights(model):
-            while True:
-                pass
-        """,
-        timeout=2,
-    )
+    verdict = run_attack(pool, LOOP, timeout=2)
     assert verdict.status == "error"
     assert verdict.checks[0].name == "time limit"
+    assert "used more than 2 s of CPU time" in messages(verdict)
+    assert verdict.cpu_ms >= 2000
     assert time.monotonic() - started < 20  # the 2 s limit, not the hour
+    assert_grader_still_works(pool)
+
+
+def test_on_a_busy_machine_a_loop_is_still_stopped_at_its_cpu_budget(pool):
+    """With every core taken by another program, a loop gets a fraction of
+    a core: it reaches its CPU budget later, but it is stopped by it (or at
+    the latest by the wall-clock backstop), never left running."""
+    from tests.cpu_load import cpu_hogs
+
+    with cpu_hogs():
+        started = time.monotonic()
+        verdict = run_attack(pool, LOOP, timeout=1.5)
+        waited = time.monotonic() - started
+    assert verdict.checks[0].name == "time limit", messages(verdict)
+    assert "of CPU time" in messages(verdict)
+    assert waited < 20  # the budget plus its backstop (6.5 s), not the hour
     assert_grader_still_works(pool)
 
 
@@ -64,9 +82,20 @@ def test_it_stops_a_sleeping_submission(pool):
         timeout=2,
     )
     assert verdict.status == "error"
-    assert "took longer than 2 s" in messages(verdict)
+    assert_stopped_waiting(messages(verdict))
     assert time.monotonic() - started < 20  # the 2 s limit, not the hour
     assert_grader_still_works(pool)
+
+
+def assert_stopped_waiting(text: str) -> None:
+    """A job that used no CPU was stopped by the wall-clock backstop of its 2 s
+    CPU budget (max(3 x 2 s, 2 s + 5 s) = 7 s), and is told so."""
+    assert re.search(
+        r"ran for [78] s of wall-clock time without finishing, having used "
+        r"\d+\.\d s of the 2 s of CPU time it may use and was stopped at the "
+        r"limit for code that waits",
+        text,
+    ), text
 
 
 # -- processes ------------------------------------------------------------
@@ -1016,7 +1045,7 @@ def test_closing_its_descriptors_and_sleeping_ends_at_the_time_limit(
         timeout=2,
     )
     assert verdict.status == "error"
-    assert "took longer than 2 s" in messages(verdict), messages(verdict)
+    assert_stopped_waiting(messages(verdict))
     assert time.monotonic() - started < (20 if kind == "pool" else 60)
     assert pool.worker_pids() == workers  # no slot was restarted
     assert_grader_still_works(runner, grades=2 if kind == "pool" else 1)

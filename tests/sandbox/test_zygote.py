@@ -9,6 +9,7 @@ import time
 
 import pytest
 from grading_engine.runner import CancelToken
+from grading_engine.sandbox.slots import uid_pids
 
 from tests.sandbox.conftest import (
     RIGHT,
@@ -99,7 +100,18 @@ def test_a_dead_zygote_is_replaced_and_the_slots_forked_again(pool):
     assert pool.zygote.process.pid != old_zygote
 
 
-def test_a_job_still_running_after_its_expected_time_is_demoted_and_reported(pool):
+def autogroup_on() -> bool:
+    try:
+        with open("/proc/sys/kernel/sched_autogroup_enabled") as f:
+            return f.read().strip() == "1"
+    except OSError:
+        return False
+
+
+def test_a_job_that_used_its_expected_cpu_time_is_demoted_and_reported(pool):
+    """Slow.after is CPU time: past it, every thread drops to nice 19 and so
+    does the job's session (its autogroup), which is what weighs it against
+    other grades when autogroup scheduling is on; the job cannot undo it."""
     from grading_engine.runner import Slow
 
     told = []
@@ -108,12 +120,95 @@ def test_a_job_still_running_after_its_expected_time_is_demoted_and_reported(poo
         """
         import os, time
         def tie_weights(model):
-            time.sleep(1.5)
-            raise RuntimeError(f"nice={os.getpriority(os.PRIO_PROCESS, 0)}")
+            end = time.process_time() + 1.0
+            while time.process_time() < end:
+                pass
+            try:
+                with open("/proc/self/autogroup") as f:
+                    group = f.read().split()[-1]
+            except OSError:
+                group = "none"
+            try:
+                os.setpriority(os.PRIO_PROCESS, 0, 0)
+                raised = "yes"
+            except OSError:
+                raised = "no"
+            raise RuntimeError(
+                f"nice={os.getpriority(os.PRIO_PROCESS, 0)} group={group} "
+                f"raised={raised}"
+            )
         """,
         slow=Slow(0.5, lambda: told.append(time.monotonic())),
     )
-    assert "nice=19" in messages(verdict)  # dropped to the lowest CPU priority
+    text = messages(verdict)
+    assert "nice=19" in text and "raised=no" in text, text
+    assert ("group=19" if autogroup_on() else "group=") in text, text
     assert len(told) == 1
     verdict = run_attack(pool, RIGHT, slow=Slow(5.0, lambda: told.append(0)))
     assert verdict.status == "passed" and len(told) == 1  # a fast job: not told
+
+
+def test_a_job_that_waits_its_whole_budget_is_reported_but_keeps_its_priority(pool):
+    """Sleeping uses no CPU: the scheduler hears the slot is held, but the
+    job is not demoted, and the budget it never used does not stop it."""
+    from grading_engine.runner import Slow
+
+    told = []
+    verdict = run_attack(
+        pool,
+        """
+        import os, time
+        def tie_weights(model):
+            time.sleep(1.2)  # once per case: three cases, 3.6 s in all
+            raise RuntimeError(f"nice={os.getpriority(os.PRIO_PROCESS, 0)}")
+        """,
+        timeout=1.0,
+        slow=Slow(0.5, lambda: told.append(time.monotonic())),
+    )
+    text = messages(verdict)
+    assert "nice=0" in text, text  # it ran to its end: not stopped at 1 s
+    assert len(told) == 1
+
+
+HELD = """
+import time
+def tie_weights(model):
+    time.sleep(60)
+"""
+
+
+def test_closing_the_pool_while_it_grades_ends_that_grade_and_restarts_nothing():
+    """A worker's shutdown (atexit) may close the pool while a grade runs or
+    a slot restarts: close() must neither fail ("dictionary changed size")
+    nor leave a slot forked again behind it."""
+    from grading_engine.sandbox import WarmPool
+
+    pool = WarmPool(2).start()
+    uids = pool.uids()
+    slot_uids = [slot.uid for slot in pool.slots.slots]
+    verdicts = []
+    graders = [
+        threading.Thread(
+            target=lambda: verdicts.append(run_attack(pool, HELD, timeout=30))
+        )
+        for _ in range(2)
+    ]
+    for grader in graders:
+        grader.start()
+
+    def both_held() -> bool:  # each slot runs its worker and a job's fork
+        return all(len(uid_pids(uid)) >= 2 for uid in slot_uids)
+
+    deadline = time.monotonic() + 60
+    while not both_held():
+        assert time.monotonic() < deadline, "the two jobs never started"
+        time.sleep(0.05)
+    pool.close()
+    for grader in graders:
+        grader.join(timeout=30)
+        assert not grader.is_alive()
+    assert [v.status for v in verdicts] == ["error", "error"]
+    assert pool.zygote is None and pool.worker_pids() == {}
+    assert all(uid_pids(uid) == [] for uid in uids)
+    with pytest.raises(RuntimeError, match="after close"):
+        run_attack(pool, RIGHT)

@@ -66,6 +66,10 @@ class WarmPool:
         self.zygote: Zygote | None = None
         self._workers: dict[int, SlotWorker] = {}
         self._zygote_lock = threading.Lock()
+        # Held while the worker table changes: close() may run (atexit, a
+        # worker's shutdown) while a grading thread restarts a slot.
+        self._table_lock = threading.RLock()
+        self._closing = False
         # --die-with-parent ties a sandbox to the *thread* that started it,
         # so the zygote is always spawned from this one long-lived thread.
         self._spawner: ThreadPoolExecutor | None = None
@@ -76,6 +80,7 @@ class WarmPool:
         """Probe, start the zygote, fork every slot; returns self."""
         if self.slots is not None:
             return self
+        self._closing = False
         found = probe.require(allow_degraded=self.allow_degraded)
         self.protections = found
         if probe.missing_required(found):
@@ -102,12 +107,22 @@ class WarmPool:
         return self
 
     def close(self) -> None:
-        for worker in self._workers.values():
+        """Stop every slot and the zygote; safe while grades are running.
+
+        A grade running now ends with an error outcome ("sandbox closed"),
+        and no slot is restarted after this: a grading thread that loses
+        its worker sees `_closing` and gives up instead of forking another.
+        """
+        with self._table_lock:
+            self._closing = True
+            workers = list(self._workers.values())
+            self._workers.clear()
+        for worker in workers:
             worker.stop()
-        self._workers.clear()
-        if self.zygote is not None:
-            self.zygote.stop()
-            self.zygote = None
+        with self._zygote_lock:
+            zygote, self.zygote = self.zygote, None
+        if zygote is not None:
+            zygote.stop()
         for slots in (self.slots, self.zygote_slots):
             if slots is not None:
                 slots.remove()
@@ -124,7 +139,8 @@ class WarmPool:
 
     def worker_pids(self) -> dict[int, int]:
         """Slot index -> host pid of its worker (for monitoring)."""
-        return {index: w.pid for index, w in self._workers.items()}
+        with self._table_lock:
+            return {index: w.pid for index, w in self._workers.items()}
 
     def uids(self) -> list[int]:
         """The zygote's uid and every slot's (for memory accounting)."""
@@ -136,9 +152,12 @@ class WarmPool:
 
     def run(self, job: dict, *, timeout: float, cancel=None, slow=None) -> ChildOutcome:
         """Grade `job` on a free slot; `cancel` (a CancelToken) stops it early."""
-        if self.slots is None:
+        slots = self.slots
+        if self._closing:
+            raise RuntimeError("WarmPool.run after close()")
+        if slots is None:
             raise RuntimeError("WarmPool.run before start()")
-        with self.slots.checkout() as slot:
+        with slots.checkout() as slot:
             for retry in (True, False):
                 if cancel is not None and cancel.is_set():
                     return ended_outcome(CANCELLED)
@@ -151,6 +170,8 @@ class WarmPool:
                         cancel=cancel, slow=slow,
                     )  # fmt: skip
                 except WorkerDied as exc:
+                    if self._closing:
+                        return ended_outcome("sandbox closed")
                     log.warning("sandbox slot %d lost its worker: %s", slot.index, exc)
                     try:
                         self._restart(slot)
@@ -187,7 +208,10 @@ class WarmPool:
         self.zygote = zygote.start(self._spawner)
 
     def _restart(self, slot: bwrap.Slot) -> SlotWorker:
-        old = self._workers.pop(slot.index, None)
+        with self._table_lock:
+            if self._closing:
+                raise WorkerDied("the pool is closing")
+            old = self._workers.pop(slot.index, None)
         if old is not None:
             old.stop()
         if slot.uid is not None:
@@ -195,13 +219,19 @@ class WarmPool:
         if slot.cgroup is not None:
             slot.cgroup.kill_all()
         with self._zygote_lock:
+            if self._closing:
+                raise WorkerDied("the pool is closing")
             if self.zygote is None or not self.zygote.alive():
                 log.warning("sandbox zygote is gone: starting a new one")
                 if self.zygote is not None:
                     self.zygote.stop()
                 self._start_zygote()
-        worker = self.zygote.spawn(slot)
-        self._workers[slot.index] = worker
+            worker = self.zygote.spawn(slot)
+        with self._table_lock:
+            if self._closing:
+                worker.stop()
+                raise WorkerDied("the pool is closing")
+            self._workers[slot.index] = worker
         log.info("sandbox slot %d restarted", slot.index)
         return worker
 

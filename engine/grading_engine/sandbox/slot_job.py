@@ -4,7 +4,8 @@ Shared by the warm pool and the cold runner. The parent sends the job as a
 memfd with fresh pipe ends (`grading_engine.sandbox.worker` has the
 protocol), sets the child's OOM score from outside before it may run,
 collects its output with caps, and has the worker kill it at its deadline
-or when it is cancelled.
+or when it is cancelled. The budget is CPU time, read from the job's own
+clock (grading_engine.sandbox.job_clock).
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ import time
 
 from grading_engine.runner import ChildOutcome, Slow
 from grading_engine.sandbox import bwrap
+from grading_engine.sandbox.job_clock import JobClock
 from grading_engine.sandbox.limits import Limits
-from grading_engine.sandbox.slots import killed_reason, streams
+from grading_engine.sandbox.slots import TIME_LIMITS, killed_reason, streams
 from grading_engine.sandbox.worker import receive_with_sender, scrub, send
 
 log = logging.getLogger("grading_engine.sandbox")
@@ -40,7 +42,11 @@ class WorkerDied(RuntimeError):
 
 
 def cpu_budget(timeout: float) -> int:
-    """CPU seconds for a job: its wall-clock budget, rounded up, plus one."""
+    """RLIMIT_CPU for a job: its CPU budget, rounded up, plus one.
+
+    The kernel's own stop, in case the parent's reads of the job's clock
+    (grading_engine.sandbox.job_clock) ever fall behind.
+    """
     return math.ceil(timeout) + 1
 
 
@@ -102,28 +108,28 @@ def run_on_slot(
     cancel=None,
     slow: Slow | None = None,
 ) -> ChildOutcome:
-    """Hand `job` to `worker`, collect its output, kill it at the deadline.
+    """Hand `job` to `worker`, collect its output, stop it at its limit.
 
-    `cancel` (a CancelToken) kills it early; past `slow.after` seconds it is
-    demoted to the lowest CPU priority and `slow.notify()` is called. Raises
-    WorkerDied when the worker stops answering; the caller restarts the
-    slot.
+    `timeout` is the job's budget in CPU seconds (grading_engine.sandbox.
+    job_clock); a wall-clock backstop stops a job that waits instead.
+    `cancel` (a CancelToken) kills it early; `slow` is told when it runs
+    long, and a job using the CPU is then demoted to the lowest priority.
+    Raises WorkerDied when the worker stops answering; the caller restarts
+    the slot.
     """
     oom_before = slot.cgroup.oom_kills() if slot.cgroup else 0
     start = time.monotonic()
     (result_r, out_r, err_r), go_w = _hand_over(worker, job, timeout)
     collector = streams(limits, out_r, err_r, result_r)
-    exit_code, why, started = None, "eof", False
-    deadline = start + timeout
+    exit_code, cpu_ms, why, started = None, None, "eof", False
     try:
         try:
             started, exit_code, pid = _let_child_start(slot, worker, go_w)
         finally:
             os.close(go_w)  # said go, or (EOF) that the child must not run
         if started:
-            if slow is not None and pid is not None:
-                _demote_when_slow(collector, start + slow.after, deadline, pid, slow)
-            exit_code, why = _wait_for_child(worker, collector, deadline, cancel)
+            clock = JobClock(pid, budget=timeout, start=start, slow=slow)
+            exit_code, cpu_ms, why = _wait_for_child(worker, collector, clock, cancel)
         else:  # it died before it could start: take what is in the pipes
             collector.pump(time.monotonic() + KILL_GRACE)
         duration_ms = (time.monotonic() - start) * 1000
@@ -131,7 +137,7 @@ def run_on_slot(
             clean = _report(worker, time.monotonic() + SCRUB_GRACE)
         except WorkerDied:
             clean = None
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # ValueError: a socket closed under us
         died = WorkerDied(str(exc))
         died.job_started = started
         raise died from None
@@ -146,16 +152,16 @@ def run_on_slot(
         worker.stop()
     out, err, result = (collector.streams[k] for k in ("stdout", "stderr", "result"))
     memory_killed = bool(slot.cgroup) and slot.cgroup.oom_kills() > oom_before
+    reason = killed_reason(why=why, exit_code=exit_code, memory_killed=memory_killed)
     return ChildOutcome(
         exit_code=exit_code,
-        timed_out=why == "timeout",
+        timed_out=reason in TIME_LIMITS,
         stdout=out.text(),
         stderr=err.text(),
         result=bytes(result.data),
         duration_ms=duration_ms,
-        killed_reason=killed_reason(
-            why=why, exit_code=exit_code, memory_killed=memory_killed
-        ),
+        killed_reason=reason,
+        cpu_ms=cpu_ms,
     )
 
 
@@ -187,48 +193,51 @@ def _let_child_start(
     return True, None, pid
 
 
-LOWEST_PRIORITY = 19
+def _wait_for_child(worker: SlotWorker, collector, clock: JobClock, cancel):
+    """Drain the job's pipes until it ends; stop it at a limit or a cancel.
 
-
-def _demote_when_slow(collector, slow_at: float, deadline: float, pid: int, slow):
-    """Drain until `slow_at`; a job still running then drops to nice 19.
-
-    Every thread of it: Linux keeps a nice value per thread. The job cannot
-    raise it back (that needs CAP_SYS_NICE; its RLIMIT_NICE is 0).
+    Returns (exit code, CPU ms, why it ended).
     """
-    if slow_at >= deadline or collector.pump(slow_at) != "timeout":
-        return  # ended (or about to be killed) before it was slow
-    try:
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            os.setpriority(os.PRIO_PROCESS, int(tid), LOWEST_PRIORITY)
-    except OSError:
-        pass  # it just ended
-    slow.notify()
-
-
-def _wait_for_child(worker: SlotWorker, collector, deadline: float, cancel):
-    """Drain the job's pipes until it ends; kill it at the deadline or cancel."""
     collector.watch(worker.sock, "worker")
     if cancel is not None:
         collector.watch(cancel, "cancelled")
-    why = collector.pump(deadline)
+    while True:
+        why = collector.pump(clock.next_check(time.monotonic()))
+        if why != "timeout":
+            break
+        why = clock.check(time.monotonic())
+        if why is not None:
+            break
     if why == "worker":
-        exit_code = _exit_code(worker, time.monotonic() + KILL_GRACE)
+        exit_code, cpu_ms = _exit_report(worker, time.monotonic() + KILL_GRACE)
         collector.selector.unregister(worker.sock)
         # The child is gone; its pipes are at EOF or about to be.
-        return exit_code, collector.pump(time.monotonic() + KILL_GRACE)
+        return exit_code, cpu_ms, collector.pump(time.monotonic() + KILL_GRACE)
     if why == "eof":
         # Every pipe is closed, but a child that closed them itself may
-        # live on: it still gets only its time budget (or a cancel).
-        waits = [worker.sock] + ([cancel] if cancel is not None else [])
-        remaining = max(deadline - time.monotonic(), 0)
-        ready, _, _ = select.select(waits, [], [], remaining)
-        if worker.sock in ready:  # the child exited: the worker reports it
-            return _exit_code(worker, time.monotonic() + KILL_GRACE), why
-        why = "cancelled" if ready else "timeout"
-    # timeout, cancel, flood or a silent child: the worker kills it and reports.
+        # live on: it still gets only its budget (or a cancel).
+        why = _wait_without_pipes(worker, clock, cancel)
+        if why == "worker":  # the child exited: the worker reports it
+            return (*_exit_report(worker, time.monotonic() + KILL_GRACE), "eof")
+    # a limit, cancel, flood or a silent child: the worker kills it and reports.
     send(worker.sock, {"kill": True})
-    return _exit_code(worker, time.monotonic() + KILL_GRACE), why
+    return (*_exit_report(worker, time.monotonic() + KILL_GRACE), why)
+
+
+def _wait_without_pipes(worker: SlotWorker, clock: JobClock, cancel) -> str:
+    """Wait for the worker's report, a cancel or a limit: "worker", "cancelled",
+    "cpu" or "timeout"."""
+    waits = [worker.sock] + ([cancel] if cancel is not None else [])
+    while True:
+        now = time.monotonic()
+        ready, _, _ = select.select(waits, [], [], max(clock.next_check(now) - now, 0))
+        if worker.sock in ready:
+            return "worker"
+        if ready:
+            return "cancelled"
+        why = clock.check(time.monotonic())
+        if why is not None:
+            return why
 
 
 def _report(worker: SlotWorker, deadline: float) -> dict | None:
@@ -237,12 +246,15 @@ def _report(worker: SlotWorker, deadline: float) -> dict | None:
     return None if received is None else received[0]
 
 
-def _exit_code(worker: SlotWorker, deadline: float) -> int | None:
-    """Wait for the worker's {"exit_code"} report, or declare it dead."""
+def _exit_report(
+    worker: SlotWorker, deadline: float
+) -> tuple[int | None, float | None]:
+    """Wait for the worker's {"exit_code", "cpu_ms"} report, or declare it dead."""
     message = _report(worker, deadline)
     if message is None:
         raise WorkerDied("worker did not report the job's exit")
-    return message.get("exit_code")
+    cpu_ms = message.get("cpu_ms")
+    return message.get("exit_code"), cpu_ms if isinstance(cpu_ms, float) else None
 
 
 def receive_by(sock: socket.socket, deadline: float) -> tuple[dict, int | None] | None:

@@ -14,7 +14,7 @@ import signal
 import time
 from contextlib import contextmanager
 
-from grading_engine.runner import CANCELLED
+from grading_engine.runner import CANCELLED, CPU_LIMIT, WALL_LIMIT
 from grading_engine.sandbox import cgroups
 from grading_engine.sandbox.bwrap import Slot, bwrap_path
 from grading_engine.sandbox.limits import Limits
@@ -120,20 +120,25 @@ def kill_uid(uid: int, *, wait: float = 2.0) -> None:
         time.sleep(0.01)
 
 
+TIME_LIMITS = (CPU_LIMIT, WALL_LIMIT)
+
+
 def killed_reason(
     *, why: str, exit_code: int | None, memory_killed: bool
 ) -> str | None:
     """Name the limit that ended the job, if one did (or that it was cancelled)."""
     if why == "cancelled":
         return CANCELLED
+    if why == "cpu":
+        return CPU_LIMIT
     if why == "timeout":
-        return "wall-clock limit"
+        return WALL_LIMIT
     if why == "flood":
         return "output limit"
     if memory_killed:
         return "memory limit"
     if exit_code == -signal.SIGXCPU:  # RLIMIT_CPU's soft limit
-        return "CPU time limit"
+        return CPU_LIMIT
     return None
 
 

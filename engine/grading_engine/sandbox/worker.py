@@ -21,7 +21,9 @@ Protocol (SOCK_SEQPACKET, one JSON object per message):
   child  -> parent  {"started": true}     (SCM_CREDENTIALS: its host pid)
   parent -> child   one byte on "go"       (its oom_score_adj is set)
   parent -> worker  {"kill": true}        (wall-clock limit reached, cancelled)
-  worker -> parent  {"exit_code": int}    (negative: killed by that signal)
+  worker -> parent  {"exit_code": int, "cpu_ms": float}
+                                         (negative: killed by that signal;
+                                          the CPU time the job used)
   worker -> parent  {"clean": bool}       (/tmp emptied; false: worker exits)
 """
 
@@ -111,7 +113,8 @@ def serve_slot(sock: socket.socket, limits: Limits, tmp: str) -> None:
             send(sock, {"exit_code": None, "error": "malformed request"})
             send(sock, {"clean": True})
             continue
-        send(sock, {"exit_code": _run_one(sock, fds, limits, request)})
+        exit_code, cpu_ms = _run_one(sock, fds, limits, request)
+        send(sock, {"exit_code": exit_code, "cpu_ms": cpu_ms})
         clean = scratch.reset()
         send(sock, {"clean": clean})
         if not clean:
@@ -155,8 +158,14 @@ def keep_only(fd: int) -> None:
                 pass
 
 
-def _run_one(sock: socket.socket, fds: list[int], limits: Limits, request) -> int:
-    """Fork the job's child and wait for it; never reads the job itself."""
+def _run_one(
+    sock: socket.socket, fds: list[int], limits: Limits, request
+) -> tuple[int, float]:
+    """Fork the job's child and wait for it; never reads the job itself.
+
+    Returns its exit code and the CPU time it (and any child it waited for)
+    used, in milliseconds, from the kernel's accounting at its exit.
+    """
     cpu_seconds = int(request["cpu_seconds"])
     sys.stdout.flush()
     sys.stderr.flush()
@@ -181,8 +190,9 @@ def _run_one(sock: socket.socket, fds: list[int], limits: Limits, request) -> in
                     sys.exit(0)  # the parent is gone: so are we
     finally:
         os.close(pidfd)
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status)
+    _, status, usage = os.wait4(pid, 0)
+    cpu_ms = (usage.ru_utime + usage.ru_stime) * 1000
+    return os.waitstatus_to_exitcode(status), round(cpu_ms, 3)
 
 
 class Scratch:
@@ -338,7 +348,11 @@ def _child(sock, fds: list[int], limits: Limits, cpu_seconds: int):
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         lock_down(limits, cpu_seconds)
         from grading_engine.harness.child import execute_job
+        from grading_engine.reference.cache import process_ends_with_its_job
 
+        # This fork exits after the job: what it does to a cached model
+        # dies with it, so exercises may change that model in place.
+        process_ends_with_its_job()
         execute_job(job, RESULT_FD)
     except BaseException:  # noqa: BLE001 - report on stderr, then exit
         code = 70

@@ -1,0 +1,131 @@
+"""A job's time budget, counted in the CPU time its process used.
+
+A wall-clock budget judges the machine as much as the code: at a deadline,
+with both cores busy, a right answer that needs 0.2 s of CPU can take 1.5 s
+of wall time and be told "time limit". The budget is therefore CPU seconds,
+read from the job's own process clock (every thread of it, as the kernel
+counts them) while it runs. A wall-clock backstop, a few times the budget,
+still stops a job that sleeps or waits for something that never comes.
+
+The clock also says when a job is slow: once it has used `Slow.after` CPU
+seconds (a right answer is done by then) it drops to the lowest priority
+and the scheduler is told; a job that has merely waited its whole budget
+on the wall clock is reported slow without being demoted (it holds a slot,
+not the CPU).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from grading_engine.runner import Slow
+
+LOWEST_PRIORITY = 19
+POLL_MIN = 0.005  # seconds between reads of the clock, at most and at least
+POLL_MAX = 0.1
+BACKSTOP_FACTOR = 3
+BACKSTOP_EXTRA = 5.0
+
+
+def wall_backstop(budget: float) -> float:
+    """Wall seconds a job with `budget` CPU seconds may take before it is stopped.
+
+    Three times the budget, and at least five seconds more: a job that gets a
+    third of a core on a busy machine still finishes, and one that waits on
+    nothing is stopped in bounded time.
+    """
+    return max(BACKSTOP_FACTOR * budget, budget + BACKSTOP_EXTRA)
+
+
+def process_cpu_clock(pid: int) -> int:
+    """The clock id of process `pid`'s CPU time, all threads (CPUCLOCK_SCHED).
+
+    What glibc's clock_getcpuclockid computes; Python has no wrapper for it.
+    Reading another process's CPU clock needs no privilege.
+    """
+    return ((~pid) << 3) | 2
+
+
+class JobClock:
+    """Reads one running job's CPU time and says when a limit is reached."""
+
+    def __init__(
+        self, pid: int | None, *, budget: float, start: float, slow: Slow | None
+    ):
+        self.pid = pid
+        self.budget = budget
+        self.start = start
+        self.backstop = start + wall_backstop(budget)
+        self.slow = slow
+        self.told = slow is None
+        self.cpu = 0.0  # seconds, as last read
+        self._clock = None if pid is None else process_cpu_clock(pid)
+        self._cores = max(os.cpu_count() or 1, 1)
+
+    def read(self) -> float | None:
+        """CPU seconds the job has used; None once its process is gone.
+
+        Without a pid (it could not be learned) the wall clock stands in,
+        so the job is held to its budget in wall time as before.
+        """
+        if self._clock is None:
+            return time.monotonic() - self.start
+        try:
+            return time.clock_gettime(self._clock)
+        except OSError:
+            return None
+
+    def next_check(self, now: float) -> float:
+        """When to read the clock next: before the job can cross a limit."""
+        targets = [self.budget] + ([] if self.told else [self.slow.after])
+        cpu_left = min(targets) - self.cpu
+        # The job's threads can use every core at once.
+        wait = min(max(cpu_left / self._cores, POLL_MIN), POLL_MAX)
+        wall_marks = [self.backstop] + ([] if self.told else [self.start + self.budget])
+        return min(now + wait, *(mark for mark in wall_marks if mark > now))
+
+    def check(self, now: float) -> str | None:
+        """ "cpu" or "timeout" when the job must stop; None while it may run."""
+        used = self.read()
+        if used is None:
+            return None  # it ended: the worker is about to report that
+        self.cpu = used
+        if used >= self.budget:
+            return "cpu"
+        if now >= self.backstop:
+            return "timeout"
+        if not self.told:
+            if used >= self.slow.after:
+                self.told = True
+                demote(self.pid)
+                self.slow.notify()
+            elif now >= self.start + self.budget:
+                # It has waited as long as its budget: say so, so another
+                # grade may start, but it uses no CPU worth demoting.
+                self.told = True
+                self.slow.notify()
+        return None
+
+
+def demote(pid: int | None) -> None:
+    """The lowest CPU priority for every thread of `pid`, and for its session.
+
+    Linux keeps a nice value per thread, and with autogroup scheduling (the
+    default on desktop and many server kernels) nice only orders threads
+    within one session: the job is a session of its own (setsid), so its
+    autogroup's nice is what weighs it against other grades. The job cannot
+    raise either back: that needs CAP_SYS_NICE, and its RLIMIT_NICE is 0.
+    """
+    if pid is None:
+        return
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            os.setpriority(os.PRIO_PROCESS, int(tid), LOWEST_PRIORITY)
+    except OSError:
+        return  # it just ended
+    try:
+        with open(f"/proc/{pid}/autogroup", "w") as f:
+            f.write(str(LOWEST_PRIORITY))
+    except OSError:
+        pass  # no autogroup scheduling here, or the job just ended
