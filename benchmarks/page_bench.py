@@ -30,6 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from bench_stack import ensure_database, free_port, pct
+from readme_figures import show
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -308,6 +309,15 @@ def main() -> None:
         )
     else:
         print("  server time: no successful requests logged")
+    print("== beside the README")
+    show(
+        "lesson page, 50 clients (wrk), 3 sync workers: server time",
+        f"({CLIENTS} clients, {args.workers} workers, {client['tool']}) p50 "
+        f"{statistics.median(server_ms):.1f} ms, p95 "
+        f"{pct(server_ms, 0.95):.1f} ms, {client['rps']:.0f} req/s"
+        if server_ms
+        else "no successful requests logged",
+    )
 
 
 if __name__ == "__main__":

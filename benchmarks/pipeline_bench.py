@@ -21,6 +21,7 @@ import threading
 import time
 
 from bench_stack import TERMINAL, Bench, ensure_database, pct
+from readme_figures import show
 
 TIE = (
     "def tie_weights(model):\n    model.lm_head.weight = model.transformer.wte.weight\n"
@@ -119,6 +120,12 @@ def main() -> None:
         f"throughput, block-param-count, 2 workers, {len(ids)} grades: "
         f"{throughput:.1f} grades/s (target >= 10)"
     )
+    print("== beside the README")
+    show(
+        "end to end, API POST -> terminal, 1 worker",
+        f"median {median * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms",
+    )
+    show("throughput, light grades, 2 workers", f"{throughput:.1f} grades/s")
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import yaml
 from bench_stack import ROOT, TERMINAL, Bench, ensure_database, pct
+from readme_figures import show
 
 LIGHT = ["tie-weights", "count-params", "kv-cache-bytes", "block-param-count",
          "gpt2-param-count", "softmax-temperature", "embed-tokens"]  # fmt: skip
@@ -261,6 +262,11 @@ def loops_ahead(bench: Bench, clients: list[Client], codes: dict) -> None:
         f"(budget {budget['time_budget']['seconds']:g} s): {row['status']} in "
         f"{shown - start:.2f} s (target < 5 s)"
     )
+    show(
+        "a right tie-weights behind four learners' infinite loops "
+        "(`make run` defaults)",
+        f"{shown - start:.2f} s to its verdict ({row['status']})",
+    )
 
 
 def browser_push(bench: Bench, codes: dict, runs: int) -> None:
@@ -302,6 +308,10 @@ def browser_push(bench: Bench, codes: dict, runs: int) -> None:
     print(
         f"== browser (Chromium): verdict saved -> shown on the open page, "
         f"n={runs}: {summary(lags, 1000, '{:.0f}')} ms (target < 200 ms)"
+    )
+    show(
+        "verdict saved -> shown on the open page, Chromium",
+        f"{summary(lags, 1000, '{:.0f}')} ms (n={runs})",
     )
 
 
@@ -407,8 +417,15 @@ def main() -> None:
             if j.kind == kind and j.id in rows and rows[j.id]["finished"]
         ]
         print(f"  time to verdict, {kind:5s} (s): {summary(waits)}  ({target})")
-    print(f"  drained {max(finished, default=0) - sent_last:.2f} s after the last "
-          "submission")  # fmt: skip
+        figure = {
+            "light": "surge: light",
+            "heavy": "surge: heavy",
+            "loop": "surge: infinite loops",
+        }[kind]
+        show(figure, f"{summary(waits)} s (n={len(waits)})")
+    drained = max(finished, default=0) - sent_last
+    print(f"  drained {drained:.2f} s after the last submission")
+    show("surge: drained after the last submission", f"{drained:.2f} s")
     pushes = [
         j.pushed_at - rows[j.id]["finished"]
         for j in jobs
@@ -416,11 +433,19 @@ def main() -> None:
     ]
     print(f"  push, verdict saved -> event received (ms): "
           f"{summary(pushes, 1000, '{:.0f}')}  (target < 200 ms)")  # fmt: skip
+    show(
+        "verdict saved -> event received, Python clients",
+        f"{summary(pushes, 1000, '{:.0f}')} ms (n={len(pushes)})",
+    )
     peak = {k: f"{v / 2**20:,.0f} MB" for k, v in memory.peak.items()}
     print(
         f"  peak memory (PSS): sandboxes (zygote, slots, jobs) {peak['sandboxes']}, "
         f"worker processes (the judge's own models) {peak['workers']}, "
         f"together {peak['total']}"
+    )
+    show(
+        "surge, peak PSS",
+        f"sandboxes {peak['sandboxes']}; worker processes {peak['workers']}",
     )
     lost = [i for i in ids if rows.get(i, {}).get("status") not in TERMINAL]
     twice = [i for i in ids if rows.get(i, {}).get("attempts", 0) > 1]
@@ -434,6 +459,10 @@ def main() -> None:
     )
     for message in (errors + watch_errors)[:5]:
         print(f"    {message}")
+    show(
+        "surge: lost, graded twice, 5xx",
+        f"{len(lost)}, {len(twice)}, {len(server_errors)}",
+    )
 
 
 if __name__ == "__main__":
