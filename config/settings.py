@@ -3,9 +3,9 @@
 from datetime import timedelta
 from pathlib import Path
 
-import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from config.database import database_config
 from config.env import envbool, envint, envlist, envstr
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -45,6 +45,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "config.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Outside every middleware that queries the database (config.database_errors).
+    "config.database_errors.DatabaseUnavailableMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -72,25 +74,11 @@ TEMPLATES = [
     },
 ]
 
-# SQLite is the embedded default; DATABASE_URL selects PostgreSQL.
+# SQLite is the embedded default; DATABASE_URL selects PostgreSQL (or another
+# SQLite file). Every SQLite database gets WAL, IMMEDIATE writes and a wait,
+# since the web server and the grading worker write it at once (config.database).
 DATABASE_URL = envstr("DATABASE_URL")
-if DATABASE_URL:
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
-else:
-    # `make run`'s database: the web server and the grading threads write at
-    # once, so WAL (readers never block the writer), writes that take their
-    # lock up front, and a generous wait instead of "database is locked".
-    DATABASES = {
-        "default": {
-            "ENGINE": "django.db.backends.sqlite3",
-            "NAME": BASE_DIR / "db.sqlite3",
-            "OPTIONS": {
-                "timeout": 20,
-                "transaction_mode": "IMMEDIATE",
-                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-            },
-        }
-    }
+DATABASES = {"default": database_config(DATABASE_URL, base_dir=BASE_DIR)}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 _VALIDATORS = "django.contrib.auth.password_validation."

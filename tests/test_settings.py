@@ -16,6 +16,7 @@ django.setup()
 db = settings.DATABASES["default"]
 print(json.dumps({
     "engine": db["ENGINE"], "name": str(db["NAME"]), "debug": settings.DEBUG,
+    "options": db.get("OPTIONS", {}),
     "broker": settings.CELERY_BROKER_URL, "accept": settings.CELERY_ACCEPT_CONTENT,
     "serializer": settings.CELERY_TASK_SERIALIZER,
     "acks_late": settings.CELERY_TASK_ACKS_LATE,
@@ -60,6 +61,18 @@ def test_database_url_selects_postgresql():
     )
     assert values["engine"] == "django.db.backends.postgresql"
     assert values["name"] == "course"
+
+
+def test_a_sqlite_database_url_gets_wal_immediate_writes_and_a_wait(tmp_path):
+    """Issue 28: these were given only to the default file, not to a URL's."""
+    values = read({"SECRET_KEY": "k", "DATABASE_URL": f"sqlite:///{tmp_path}/x.db"})
+    assert values["engine"] == "django.db.backends.sqlite3"
+    assert values["name"] == f"{tmp_path}/x.db"
+    assert values["options"]["transaction_mode"] == "IMMEDIATE"
+    assert values["options"]["timeout"] >= 20
+    assert "journal_mode=WAL" in values["options"]["init_command"]
+    default = read({"SECRET_KEY": "k"})
+    assert default["options"] == values["options"]
 
 
 def test_redis_url_is_the_celery_broker():

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 import uuid
 from pathlib import Path
 
@@ -262,6 +263,51 @@ class Stack:
         proc.log_path = log.name
         self.workers.append(proc)
         return proc
+
+    def start_web(self, *, workers: int = 2, threads: int = 4, **env: str) -> str:
+        """A gunicorn web server on this stack, as deployed; returns its URL.
+
+        Stopped with the workers (stop_workers).
+        """
+        port = free_port()
+        log = open(tempfile.mktemp(prefix="web-", suffix=".log"), "w")  # noqa: SIM115
+        proc = subprocess.Popen(
+            [
+                PYTHON,
+                "-m",
+                "gunicorn",
+                "config.wsgi",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--worker-class",
+                "gthread",
+                "--workers",
+                str(workers),
+                "--threads",
+                str(threads),
+                "--timeout",
+                "60",
+            ],
+            cwd=PROJECT_ROOT,
+            env={**self.env, "SECURE_COOKIES": "0", **env},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        proc.log_path = log.name
+        self.workers.append(proc)
+        url = f"http://127.0.0.1:{port}"
+
+        def up() -> bool:
+            assert proc.poll() is None, Path(log.name).read_text()
+            try:
+                with urllib.request.urlopen(url + "/healthz", timeout=2) as response:
+                    return response.status == 200
+            except OSError:
+                return False
+
+        wait_for(up, timeout=60, what="the web server")
+        return url
 
     def wait_ready(self, proc: subprocess.Popen, timeout: float = 180) -> None:
         """Until the worker's sandbox pool is warm (it says so in its log)."""
