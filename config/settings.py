@@ -32,7 +32,6 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "axes",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "lti_tool",
@@ -150,7 +149,8 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
-# API tokens (quiz.core.api.tokens): refused this long after they were issued.
+# API tokens (quiz.core.api.tokens, one per client): refused this long after
+# they were issued.
 API_TOKEN_TTL_HOURS = envint("API_TOKEN_TTL_HOURS", 720, minimum=1)
 
 # Log-in brute-force protection (quiz.core.login_guard, django-axes): failures per

@@ -12,6 +12,7 @@ import secrets
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from grading_engine.source import code_size, code_size_problem
 
 from grader import events
 from grader.budgets import exercise_lane
@@ -49,11 +50,10 @@ def submission_create(*, user, exercise: Exercise, code: str) -> Submission:
     submissions (SUBMISSION_MAX_OUTSTANDING) hold whichever way code arrives:
     SubmissionThrottled (with retry_after) when either says no.
     """
-    if len(code.encode("utf-8", "surrogatepass")) > settings.SUBMISSION_MAX_BYTES:
-        raise SubmissionRejected(
-            f"the code is {len(code.encode('utf-8', 'surrogatepass')):,} bytes; "
-            f"the limit is {settings.SUBMISSION_MAX_BYTES:,} bytes"
-        )
+    # The engine words it, so `course check` refuses the same code the same way.
+    too_big = code_size_problem(code_size(code), settings.SUBMISSION_MAX_BYTES)
+    if too_big:
+        raise SubmissionRejected(too_big)
     if "\x00" in code:
         raise SubmissionRejected("the code contains a NUL character")
     if db_text_clean(code) != code:

@@ -345,3 +345,36 @@ def test_wall_clock_budgets_are_forgotten_so_workers_measure_cpu_time():
         assert exercise_budget(row).seconds == settings.GRADER_TIMEOUT_SECONDS
     finally:
         _migrate(_latest())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_tokens_from_drfs_authtoken_table_keep_working_hashed():
+    """quiz 0007 carries DRF's one-per-user tokens over as hashed ApiTokens and
+    empties the old table, so no usable key stays stored as it is."""
+    from django.contrib.auth.models import User
+
+    from quiz.core.api.tokens import token_for_key
+
+    key = "a1b2c3d4" + "e" * 32
+    try:
+        _migrate([("quiz", "0006_cohort_instructors")])
+        lea = User.objects.create_user("lea")
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "CREATE TABLE IF NOT EXISTS authtoken_token (key varchar(40) "
+                "PRIMARY KEY, created timestamptz NOT NULL, user_id integer)"
+            )
+            cursor.execute(
+                "INSERT INTO authtoken_token VALUES (%s, %s, %s)", [key, WHEN, lea.pk]
+            )
+        _migrate(_latest())
+        token = token_for_key(key)
+        assert token.user == lea and token.created_at == WHEN
+        assert token.prefix == "a1b2c3d4" and key not in token.key_hash
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM authtoken_token")
+            assert cursor.fetchone() == (0,)
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("DROP TABLE IF EXISTS authtoken_token")
+        _migrate(_latest())

@@ -6,11 +6,17 @@ printing is the caller's job (text, JSON or HTML).
 
 from __future__ import annotations
 
+import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from grading_engine.source import SourceUnreadable, read_source
+from grading_engine.source import (
+    SourceUnreadable,
+    code_size,
+    code_size_problem,
+    read_source,
+)
 
 from course import local, store
 from course.api import Api
@@ -34,15 +40,27 @@ def read_code(path: str | Path) -> str:
         raise CourseError(str(exc)) from None
 
 
-def login(url: str, username: str, password: str) -> dict:
-    """Trade a password for an API token and keep the token (never shown)."""
+def default_token_name() -> str:
+    """What a token is called when `course login` is not given --name."""
+    return f"course on {socket.gethostname() or 'this machine'}"[:100]
+
+
+def login(url: str, username: str, password: str, *, name: str = "") -> dict:
+    """Trade a password for this client's own API token and keep it (never shown).
+
+    Other machines keep their tokens; this machine's previous token for the
+    same server, which it is about to forget, is revoked.
+    """
     api = Api(url)
     if not username or not password:
         raise CourseError("a username and a password are needed")
+    name = name.strip() or default_token_name()
+    if len(name) > 100:
+        raise CourseError("the token's name is over 100 characters")
     response = api.call(
         "POST",
         "/api/v1/auth/token/",
-        json={"username": username, "password": password},
+        json={"username": username, "password": password, "name": name},
         expect=(200, 400),
     )
     if response.status_code == 400:
@@ -52,31 +70,70 @@ def login(url: str, username: str, password: str) -> dict:
         token = body["token"]
     except (ValueError, KeyError, TypeError):
         raise CourseError(f"{api.url} did not answer like a course server") from None
+    try:
+        previous = store.credentials_load()
+    except CourseError:
+        previous = None  # damaged: replaced below
     path = store.credentials_save(
         url=api.url, username=username, token=token, expires_at=body.get("expires_at")
     )
+    if previous and previous["url"] == api.url and previous["token"] != token:
+        _revoke(previous)
     return {
         "url": api.url,
         "username": username,
+        "name": body.get("name", name),
         "expires_at": body.get("expires_at"),
         "credentials": str(path),
     }
 
 
-def logout() -> dict:
-    """Revoke the token on the server (if it answers) and forget it here."""
-    creds = store.credentials_load()
-    if creds is None:
-        return {"logged_out": False}
-    revoked = True
+def _revoke(creds: dict) -> bool:
+    """Revoke a saved token on its server; False if the server did not answer."""
     try:
         Api(creds["url"], creds["token"]).call(
             "DELETE", "/api/v1/auth/token/", expect=(204, 401)
         )
     except CourseError:
-        revoked = False  # offline: the token still expires on its own
+        return False  # offline: the token still expires on its own
+    return True
+
+
+def logout() -> dict:
+    """Revoke this client's token on the server (if it answers) and forget it
+    here; the user's other clients stay logged in."""
+    creds = store.credentials_load()
+    if creds is None:
+        return {"logged_out": False}
+    revoked = _revoke(creds)
     store.credentials_forget()
     return {"logged_out": True, "revoked": revoked}
+
+
+def tokens() -> list[dict]:
+    """The user's tokens, one per logged-in client (`current` is this one)."""
+    items = _api().json("GET", "/api/v1/auth/tokens/")
+    if not isinstance(items, list):
+        raise CourseError("the server's token list is not a list")
+    return items
+
+
+def token_revoke(token_id: int) -> dict:
+    """Log one client out by its token's id; forgets ours if it was ours."""
+    listed = {item.get("id"): item for item in tokens()}
+    if token_id not in listed:
+        raise CourseError(
+            f"you have no token with id {token_id}: `course tokens` lists them"
+        )
+    response = _api().call(
+        "DELETE", f"/api/v1/auth/tokens/{token_id}/", expect=(204, 404)
+    )
+    if response.status_code == 404:  # revoked elsewhere meanwhile
+        raise CourseError(f"you have no token with id {token_id} any more")
+    token = listed[token_id]
+    if token.get("current"):
+        store.credentials_forget()
+    return {"revoked": token}
 
 
 def exercises() -> list[dict]:
@@ -116,11 +173,21 @@ def get(slug: str, *, output: str | None = None, force: bool = False) -> dict:
 
 
 def exercise_for_check(slug: str) -> dict:
-    """The saved exercise, else fetched now (offline works once fetched)."""
+    """The saved exercise, else fetched now (offline works once fetched).
+
+    A copy saved before the server said its size limit is fetched again when
+    the server answers, so the check can refuse what the server would.
+    """
     saved = store.exercise_load(slug)
+    logged_in = store.credentials_load() is not None
     if saved is not None:
+        if "max_code_bytes" not in saved and logged_in:
+            try:
+                return fetch(slug)
+            except CourseError:
+                pass  # offline: check without the limit
         return saved
-    if store.credentials_load() is None:
+    if not logged_in:
         raise CourseError(
             f"{slug} was never fetched: run `course login URL`, "
             f"then `course get {slug}`"
@@ -130,6 +197,12 @@ def exercise_for_check(slug: str) -> dict:
 
 def check(slug: str, code: str) -> dict:
     exercise = exercise_for_check(slug)
+    limit = exercise.get("max_code_bytes")
+    if isinstance(limit, int) and not isinstance(limit, bool):
+        # The server's limit and its words: check refuses what submit would.
+        too_big = code_size_problem(code_size(code), limit)
+        if too_big:
+            raise CourseError(too_big)
     verdict = local.check(exercise, code)
     return {"exercise": slug, "local": True, "hidden_cases": "run on submit", **verdict}
 

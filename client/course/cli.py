@@ -52,7 +52,23 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--password-stdin", action="store_true", help="read the password from stdin"
     )
-    command("logout", "revoke and forget the saved token")
+    p.add_argument(
+        "--name",
+        default="",
+        help="what to call this client's token (default: course on HOSTNAME)",
+    )
+    command("logout", "revoke and forget this client's token (others stay)")
+    p = command("tokens", "list your tokens, one per logged-in client")
+    actions_ = p.add_subparsers(dest="action", metavar="ACTION")
+    revoke = actions_.add_parser(
+        "revoke",
+        help="revoke a token by its id (logs that client out)",
+        description="Revoke a token by its id (logs that client out).",
+    )
+    revoke.add_argument("id", type=int, help="the id `course tokens` shows")
+    revoke.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="print JSON"
+    )
     command("exercises", "list exercises with your status")
     p = command("get", "write an exercise's starter file and print its prompt")
     p.add_argument("slug")
@@ -103,12 +119,13 @@ def cmd_login(args) -> int:
         if args.password_stdin:
             raise CourseError("--password-stdin needs --username")
         username = _ask("Username: ").strip()
-    result = actions.login(args.url, username, _password(args))
+    result = actions.login(args.url, username, _password(args), name=args.name)
     _out(
         args,
         result,
-        f"Logged in to {result['url']} as {username}; the token is saved in "
-        f"{result['credentials']} (expires {result['expires_at']}).",
+        f"Logged in to {result['url']} as {username}; the token "
+        f'"{result["name"]}" is saved in {result["credentials"]} '
+        f"(expires {result['expires_at']}).",
     )
     return EXIT_PASSED
 
@@ -118,13 +135,48 @@ def cmd_logout(args) -> int:
     if not result["logged_out"]:
         text = "Not logged in."
     elif result["revoked"]:
-        text = "Logged out: the token is revoked and forgotten."
+        text = (
+            "Logged out: this client's token is revoked and forgotten "
+            "(your other clients stay logged in)."
+        )
     else:
         text = (
             "Logged out here; the server was unreachable, "
             "so the token expires on its own."
         )
     _out(args, result, text)
+    return EXIT_PASSED
+
+
+def cmd_tokens(args) -> int:
+    if args.action == "revoke":
+        token = actions.token_revoke(args.id)["revoked"]
+        text = f'Revoked token {token["id"]} "{token.get("name")}".'
+        if token.get("current"):
+            text += " It was this client's: log in again to use the server."
+        _out(args, token, text)
+        return EXIT_PASSED
+    items = actions.tokens()
+    rows = [("ID", "NAME", "STARTS", "CREATED", "LAST USED", "")]
+    rows += [
+        (
+            str(t.get("id")),
+            str(t.get("name")),
+            f"{t.get('prefix')}...",
+            str(t.get("created_at") or "")[:16].replace("T", " "),
+            str(t.get("last_used_at") or "never")[:16].replace("T", " "),
+            "(this client)" if t.get("current") else "",
+        )
+        for t in items
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    lines = [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False))
+        + (f"  {row[5]}" if row[5] else "")
+        for row in rows
+    ]
+    lines.append("Revoke one: course tokens revoke ID")
+    _out(args, items, "\n".join(line.rstrip() for line in lines))
     return EXIT_PASSED
 
 
@@ -238,6 +290,7 @@ def cmd_submit(args) -> int:
 COMMANDS = {
     "login": cmd_login,
     "logout": cmd_logout,
+    "tokens": cmd_tokens,
     "exercises": cmd_exercises,
     "get": cmd_get,
     "check": cmd_check,

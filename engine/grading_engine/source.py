@@ -1,7 +1,9 @@
 """A learner's source file read from disk, or one line saying why it can't be.
 
 `manage.py grade` and the learner client (`course check`, `course submit`)
-read files the same way, with the same messages.
+read files the same way, with the same messages. The server's size limit on
+submitted code is stated once, here, so `course check` refuses exactly what
+the server would refuse, in the server's words.
 """
 
 from __future__ import annotations
@@ -13,6 +15,18 @@ MAX_SOURCE_BYTES = 1024 * 1024
 
 class SourceUnreadable(ValueError):
     """The file cannot be graded as it is; str() is the message to show."""
+
+
+def code_size(code: str) -> int:
+    """The code's size in bytes as the server counts it (UTF-8)."""
+    return len(code.encode("utf-8", "surrogatepass"))
+
+
+def code_size_problem(size: int, limit: int) -> str | None:
+    """Why code of `size` bytes is refused under `limit`, or None if it fits."""
+    if size <= limit:
+        return None
+    return f"the code is {size:,} bytes; the limit is {limit:,} bytes"
 
 
 def read_source(path: str | Path, *, max_bytes: int = MAX_SOURCE_BYTES) -> str:

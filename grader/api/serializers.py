@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from grading_engine.grading import TOLERANCE_OPTIONS
@@ -64,6 +65,10 @@ class ExerciseDetailSerializer(ExerciseListSerializer):
         "cases (`course check`)."
     )
     engine = serializers.SerializerMethodField()
+    max_code_bytes = serializers.SerializerMethodField(
+        help_text="The largest code a submission may have, in UTF-8 bytes; "
+        "`course check` refuses larger code as the server would."
+    )
 
     class Meta(ExerciseListSerializer.Meta):
         fields = [
@@ -75,6 +80,7 @@ class ExerciseDetailSerializer(ExerciseListSerializer):
             "harness",
             "check_options",
             "engine",
+            "max_code_bytes",
         ]
 
     @extend_schema_field(TimeBudgetSerializer)
@@ -97,6 +103,9 @@ class ExerciseDetailSerializer(ExerciseListSerializer):
     @extend_schema_field(EngineSerializer)
     def get_engine(self, obj: Exercise) -> dict:
         return engine_info()
+
+    def get_max_code_bytes(self, obj: Exercise) -> int:
+        return settings.SUBMISSION_MAX_BYTES
 
 
 class LessonLinkSerializer(serializers.Serializer):

@@ -2,6 +2,7 @@
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 
 class AuditEntry(models.Model):
@@ -34,3 +35,27 @@ class AuditEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} {self.model} {self.object_repr}"
+
+
+class ApiToken(models.Model):
+    """One API client's token (`course login` on one machine, a script, ...).
+
+    Only the key's SHA-256 is stored, with its first characters so a person
+    can tell their tokens apart; each client is logged out on its own.
+    """
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=100, help_text="Which client holds it.")
+    prefix = models.CharField(max_length=8, help_text="The key's first characters.")
+    key_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        verbose_name = "API token"
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"

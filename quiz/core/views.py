@@ -1,12 +1,19 @@
-"""Sign-up: a new learner account, logged straight in."""
+"""Sign-up (a new learner account, logged straight in) and the account page
+(the API tokens of each client, revoked one by one)."""
 
+from django.contrib import messages
 from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_POST
 
 from quiz.core.accounts import user_signup
+from quiz.core.api import tokens
 from quiz.core.forms import SignupForm
+from quiz.core.models import ApiToken
 
 
 def safe_next(request) -> str:
@@ -38,3 +45,24 @@ def signup(request):
             login(request, user, backend="django.contrib.auth.backends.ModelBackend")
             return redirect(target or "home")
     return render(request, "registration/signup.html", {"form": form, "next": target})
+
+
+@login_required
+def account(request):
+    """The signed-in person's account: their API tokens, one per client."""
+    rows = tokens.token_list(user=request.user)
+    for token in rows:
+        token.expires_at = tokens.token_expires_at(token)
+    return render(request, "registration/account.html", {"tokens": rows})
+
+
+@login_required
+@require_POST
+def account_token_revoke(request, token_id: int):
+    """Log one client out (the form's CSRF token proves it was this page)."""
+    try:
+        token = tokens.token_revoke_by_id(user=request.user, token_id=token_id)
+    except ApiToken.DoesNotExist:
+        raise Http404("You have no such token.") from None
+    messages.success(request, f"Revoked the token “{token.name}”.")
+    return redirect("account")

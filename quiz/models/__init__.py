@@ -8,7 +8,7 @@ from quiz.content.models import (
     Question,
     Section,
 )
-from quiz.core.models import AuditEntry
+from quiz.core.models import ApiToken, AuditEntry
 from quiz.learning.models import LessonRead, QuestionAttempt, ReviewCard, ReviewLog
 from quiz.teaching.models import (
     Assignment,
@@ -20,6 +20,7 @@ from quiz.teaching.models import (
 )
 
 __all__ = [
+    "ApiToken",
     "Assignment",
     "AssignmentExtension",
     "AssignmentItem",

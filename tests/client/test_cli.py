@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import stat
 import subprocess
 import sys
@@ -159,9 +160,9 @@ def test_every_bad_input_is_one_line_and_exit_code_2(course_server, course_home)
     course_server.stack.python(
         "from datetime import timedelta\n"
         "from django.utils import timezone\n"
-        "from rest_framework.authtoken.models import Token\n"
-        f"Token.objects.filter(user__username={user!r})"
-        ".update(created=timezone.now() - timedelta(days=400))\n"
+        "from quiz.core.models import ApiToken\n"
+        f"ApiToken.objects.filter(user__username={user!r})"
+        ".update(created_at=timezone.now() - timedelta(days=400))\n"
     )
     refused(course(home, "submit", "tie-weights", "right.py"), "expired or revoked")
 
@@ -218,3 +219,77 @@ def test_an_outdated_client_is_told_what_to_install(course_server, course_home):
     assert (
         "course: warning: This server grades with grading-engine 1.0.0" in listed.stderr
     )
+
+
+def test_check_and_submit_refuse_the_same_oversized_file(course_server, course_home):
+    """The server's limit (64 KiB), not the engine's 1 MiB, holds for both."""
+    home = course_home
+    log_in(course_server, home, course_server.user("cli-oversized"))
+    assert course(home, "get", "tie-weights").returncode == 0
+    code = TIE["solution"] + "\n"
+    code += "#" * (70_080 - len(code.encode())) + "\n"
+    (home / "big.py").write_text(code)
+    assert (home / "big.py").stat().st_size == 70_081
+    message = "the code is 70,081 bytes; the limit is 65,536 bytes"
+    checked = refused(course(home, "check", "tie-weights", "big.py"), message)
+    submitted = refused(course(home, "submit", "tie-weights", "big.py"), message)
+    assert checked == submitted == f"course: {message}"
+    saved = json.loads((home / "config/exercises/tie-weights.json").read_text())
+    assert saved["max_code_bytes"] == 65_536  # kept for offline checks
+
+
+def credentials(home) -> dict:
+    return json.loads((home / "config/credentials.json").read_text())
+
+
+def test_each_client_has_its_own_token(course_server, course_home, tmp_path):
+    laptop, notebook = course_home, tmp_path / "notebook"
+    notebook.mkdir()
+    user = course_server.user("cli-two-machines")
+    log_in(course_server, laptop, user)
+    named = course(
+        notebook,
+        "login",
+        course_server.url,
+        "--username",
+        user,
+        "--password-stdin",
+        "--name",
+        "lab notebook",
+        stdin="client-Secret-123\n",
+    )
+    assert named.returncode == 0, named.stderr
+    assert credentials(laptop)["token"] != credentials(notebook)["token"]
+
+    listed = course(laptop, "tokens", "--json")
+    assert listed.returncode == 0, listed.stderr
+    tokens = json.loads(listed.stdout)
+    names = {t["name"] for t in tokens}
+    assert names == {"lab notebook", f"course on {socket.gethostname()}"}
+    assert [t["current"] for t in tokens].count(True) == 1
+    assert "lab notebook" in course(laptop, "tokens").stdout
+    current = next(t for t in tokens if t["current"])
+    assert credentials(laptop)["token"].startswith(current["prefix"])
+    assert credentials(laptop)["token"] not in listed.stdout
+
+    assert course(laptop, "logout").returncode == 0
+    assert course(notebook, "exercises").returncode == 0  # still logged in
+    refused(course(laptop, "exercises"), "not logged in")
+
+    log_in(course_server, laptop, user)
+    mine = {t["name"]: t for t in json.loads(course(laptop, "tokens", "--json").stdout)}
+    gone = course(laptop, "tokens", "revoke", str(mine["lab notebook"]["id"]))
+    assert gone.returncode == 0, gone.stderr
+    assert "lab notebook" in gone.stdout
+    refused(course(notebook, "exercises"), "expired or revoked")
+    assert course(laptop, "exercises").returncode == 0
+    refused(course(laptop, "tokens", "revoke", "999999"), "no token")
+    refused(course(laptop, "tokens", "revoke", "abc"), "invalid int")
+
+    course_server.stack.python(
+        "from django.contrib.auth.models import User\n"
+        f"u = User.objects.get(username={user!r})\n"
+        "u.set_password('another-Secret-456')\n"
+        "u.save()\n"
+    )
+    refused(course(laptop, "exercises"), "expired or revoked")

@@ -6,6 +6,7 @@ import json
 
 import pytest
 from django.urls import reverse
+from grading_engine.source import code_size_problem
 from rest_framework.test import APIClient
 
 from grader.models import Submission
@@ -132,6 +133,16 @@ def test_code_over_the_size_cap_is_refused_clearly(api, exercise, settings):
     assert response.status_code == 400
     assert "the limit is 1,000 bytes" in response.json()["code"][0]
     assert not Submission.objects.exists()
+
+
+def test_the_exercise_says_the_size_limit_the_client_checks_against(
+    api, exercise, settings
+):
+    settings.SUBMISSION_MAX_BYTES = 1000
+    detail = api.get(reverse("api-exercise", args=[exercise.slug])).json()
+    assert detail["max_code_bytes"] == 1000
+    response = submit(api, code="#" * 1001)
+    assert response.json()["code"] == [code_size_problem(1001, 1000)]
 
 
 @pytest.mark.parametrize(

@@ -28,9 +28,9 @@ def api_schema(db, learner, block_exercise):
 
 @pytest.fixture
 def token(learner) -> str:
-    from rest_framework.authtoken.models import Token
+    from quiz.core.api.tokens import token_issue
 
-    return Token.objects.create(user=learner).key
+    return token_issue(user=learner)[1]
 
 
 schema = schemathesis.pytest.from_fixture("api_schema")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from quiz.core.api.tokens import token_issue
 from quiz.teaching.analytics import cohort_analytics
 from quiz.teaching.matrix.build import progress_matrix
 from tests.quiz.cohort_fixtures import *  # noqa: F403
@@ -33,8 +33,8 @@ def api():
 def _as(api, world, role):
     user = world.by_role(role)
     if user is not None:
-        token, _ = Token.objects.get_or_create(user=user)
-        api.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+        _, key = token_issue(user=user)
+        api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
     return api
 
 

@@ -6,4 +6,10 @@ from quiz.core.api import views
 
 urlpatterns = [
     path("auth/token/", views.TokenView.as_view(), name="api-token"),
+    path("auth/tokens/", views.TokenListView.as_view(), name="api-tokens"),
+    path(
+        "auth/tokens/<int:token_id>/",
+        views.TokenDetailView.as_view(),
+        name="api-token-detail",
+    ),
 ]

@@ -1,11 +1,12 @@
-"""The token endpoint: a token for a password, and its revocation."""
+"""The token endpoints: a token for a password, the list of a user's tokens
+(one per client), and revoking one."""
 
 from __future__ import annotations
 
 from django.contrib.auth import authenticate
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import APIException, ValidationError
+from rest_framework.exceptions import APIException, NotFound, ValidationError
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 
@@ -14,6 +15,7 @@ from quiz.core.api import serializers as s
 from quiz.core.api import tokens
 from quiz.core.api.auth import ExpiringTokenAuthentication
 from quiz.core.api.base import ApiView
+from quiz.core.models import ApiToken
 
 
 class LoginLockedOut(APIException):
@@ -28,8 +30,9 @@ class LoginLockedOut(APIException):
 
 
 class TokenView(ApiView):
-    """POST: a token for a username and password (throttled by django-axes).
-    DELETE: revoke the token the request authenticates with."""
+    """POST: a new token for a username and password, for one client (throttled
+    by django-axes). DELETE: revoke the token the request authenticates with
+    (that client's alone)."""
 
     def _revoking(self) -> bool:
         # The schema generator asks before it sets a request: show the token.
@@ -55,24 +58,32 @@ class TokenView(ApiView):
                 "see Retry-After"
             ),
         },
-        summary="Get an API token for a username and password",
+        summary="Get a new API token for one client, for a username and password",
     )
     def post(self, request):
         data = s.TokenRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        user = authenticate(request, **data.validated_data)
+        credentials = {
+            key: data.validated_data[key] for key in ("username", "password")
+        }
+        user = authenticate(request, **credentials)
         if login_guard.login_is_locked(request):
-            raise LoginLockedOut(
-                login_guard.retry_after_seconds(request, data.validated_data)
-            )
+            raise LoginLockedOut(login_guard.retry_after_seconds(request, credentials))
         if user is None or not user.is_active:
             raise ValidationError(
                 {"detail": "Unable to log in with these credentials."}
             )
         login_guard.login_succeeded(request, user)
-        token = tokens.token_issue(user)
+        token, key = tokens.token_issue(
+            user=user, name=data.validated_data.get("name", "")
+        )
         return Response(
-            {"token": token.key, "expires_at": tokens.token_expires_at(token)}
+            {
+                "token": key,
+                "expires_at": tokens.token_expires_at(token),
+                "id": token.pk,
+                "name": token.name,
+            }
         )
 
     @extend_schema(
@@ -85,4 +96,53 @@ class TokenView(ApiView):
     )
     def delete(self, request):
         tokens.token_revoke(request.auth)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+def _token_row(token, *, current) -> dict:
+    return {
+        "id": token.pk,
+        "name": token.name,
+        "prefix": token.prefix,
+        "created_at": token.created_at,
+        "last_used_at": token.last_used_at,
+        "expires_at": tokens.token_expires_at(token),
+        "current": current is not None and token.pk == current.pk,
+    }
+
+
+def _current_token(request):
+    return request.auth if isinstance(request.auth, ApiToken) else None
+
+
+class TokenListView(ApiView):
+    """The signed-in user's tokens, one per client (token or session auth)."""
+
+    @extend_schema(
+        responses=s.TokenListSerializer(many=True),
+        summary="List your API tokens, one per client, newest first",
+    )
+    def get(self, request):
+        current = _current_token(request)
+        rows = [
+            _token_row(token, current=current)
+            for token in tokens.token_list(user=request.user)
+        ]
+        return Response(s.TokenListSerializer(rows, many=True).data)
+
+
+class TokenDetailView(ApiView):
+    @extend_schema(
+        request=None,
+        responses={
+            204: OpenApiResponse(description="The token is revoked"),
+            404: OpenApiResponse(description="No such token among yours"),
+        },
+        summary="Revoke one of your API tokens by its id (log out that client)",
+    )
+    def delete(self, request, token_id: int):
+        try:
+            tokens.token_revoke_by_id(user=request.user, token_id=token_id)
+        except ApiToken.DoesNotExist:
+            raise NotFound(f"You have no token with id {token_id}.") from None
         return Response(status=status.HTTP_204_NO_CONTENT)
