@@ -58,7 +58,7 @@ for i in range({LEARNERS}):
     for j in range({PER_LEARNER}):
         exercise = exercises[j % len(exercises)]
         submission_create(user=learner, exercise=exercise, code=RIGHT)
-print(json.dumps({{"token": token_issue(ian).key, "cohort": cohort.pk}}))
+print(json.dumps({{"token": token_issue(user=ian)[1], "cohort": cohort.pk}}))
 """
 
 
