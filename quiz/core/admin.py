@@ -1,9 +1,9 @@
-"""The audit trail in the admin: read-only, for everyone."""
+"""The audit trail (read-only, for everyone) and API tokens in the admin."""
 
 from django.contrib import admin
 from django.utils.html import format_html, format_html_join
 
-from quiz.core.models import AuditEntry
+from quiz.core.models import ApiToken, AuditEntry
 
 
 @admin.register(AuditEntry)
@@ -60,6 +60,24 @@ class AuditEntryAdmin(admin.ModelAdmin):
             "<tbody>{}</tbody></table>",
             rows,
         )
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Each client's token: seen and revoked (deleted) here, never created or
+    read back (only its hash is stored), as on a learner's account page."""
+
+    list_display = ["name", "user", "prefix", "created_at", "last_used_at"]
+    list_select_related = ["user"]
+    search_fields = ["name", "prefix", "user__username"]
+    fields = ["user", "name", "prefix", "created_at", "last_used_at"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
 
 
 def _shown(value) -> str:

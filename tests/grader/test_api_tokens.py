@@ -271,3 +271,31 @@ def test_a_name_the_database_cannot_store_is_a_400(learner, name):
         content_type="application/json",
     )
     assert response.status_code == 400 and "name" in response.json()
+
+
+def test_an_admin_sees_each_clients_token_and_revokes_one(
+    client, admin_user, make_user
+):
+    """DRF's token admin went with its app: the admin lists ApiTokens (never
+    their keys) and deleting one logs that client out, and only it."""
+    from django.urls import reverse
+    from rest_framework.test import APIClient
+
+    from quiz.core.api.tokens import token_issue
+
+    lea = make_user("lea-admin-tokens")
+    laptop, laptop_key = token_issue(user=lea, name="laptop")
+    _, notebook_key = token_issue(user=lea, name="notebook")
+    client.force_login(admin_user)
+    page = client.get(reverse("admin:quiz_apitoken_changelist")).content.decode()
+    assert "laptop" in page and "notebook" in page
+    assert laptop_key not in page and notebook_key not in page
+    response = client.post(
+        reverse("admin:quiz_apitoken_delete", args=[laptop.pk]), {"post": "yes"}
+    )
+    assert response.status_code == 302
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {laptop_key}")
+    assert api.get("/api/v1/exercises/").status_code == 401
+    api.credentials(HTTP_AUTHORIZATION=f"Token {notebook_key}")
+    assert api.get("/api/v1/exercises/").status_code == 200
