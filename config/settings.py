@@ -209,6 +209,9 @@ CELERY_BEAT_SCHEDULE = {
 # (then Celery retries with backoff, LMS_RETRY_MAX_SECONDS apart at most).
 LMS_HTTP_TIMEOUT_SECONDS = envint("LMS_HTTP_TIMEOUT_SECONDS", 10, minimum=1)
 LMS_RETRY_MAX_SECONDS = envint("LMS_RETRY_MAX_SECONDS", 3600, minimum=1)
+# A launch signed with a key the cached JWKS lacks refetches it, at most this
+# often per platform (a platform rotated its key; docs/lti.md).
+LMS_JWKS_REFETCH_SECONDS = envint("LMS_JWKS_REFETCH_SECONDS", 30, minimum=1)
 
 # Per-process counters are wrong behind several web workers: throttles and
 # the queue position use Redis unless grading runs in-process.

@@ -5,7 +5,7 @@ from django.contrib import admin
 from lti_tool.admin import LtiRegistrationAdmin
 from lti_tool.models import LtiDeployment, LtiRegistration
 
-from lms.models import LineItem, LmsAccount, LmsCourse, ScoreSync
+from lms.models import LineItem, LinkScore, LmsAccount, LmsCourse, ScoreSync
 
 
 @admin.register(LmsAccount)
@@ -33,6 +33,18 @@ class ScoreSyncAdmin(admin.ModelAdmin):
                     "failed", "sent_at"]  # fmt: skip
     list_filter = ["failed"]
     raw_id_fields = ["learner", "assignment", "course"]
+    readonly_fields = ["computed_at", "sent_at", "attempts", "last_error"]
+
+
+@admin.register(LinkScore)
+class LinkScoreAdmin(admin.ModelAdmin):
+    """Scores for line items the LMS made (a refused one is listed as failed)."""
+
+    list_display = ["learner", "target", "score", "version", "sent_version",
+                    "failed", "sent_at"]  # fmt: skip
+    list_filter = ["failed"]
+    search_fields = ["target", "resource_link_id", "lms_user_id"]
+    raw_id_fields = ["learner", "deployment"]
     readonly_fields = ["computed_at", "sent_at", "attempts", "last_error"]
 
 

@@ -15,6 +15,7 @@ instructor, until the score changes again.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from django.db import transaction
@@ -27,7 +28,7 @@ from pylti1p3.lineitem import LineItem as AgsLineItem
 from pylti1p3.service_connector import ServiceConnector
 from requests import RequestException
 
-from lms.models import LineItem, LmsAccount, LmsCourse, ScoreSync
+from lms.models import LineItem, LmsAccount, LmsCourse, ScoreDelivery, ScoreSync
 from lms.tool import TimeoutSession, tool_key
 from quiz.teaching.assignments.gradebook import percent
 from quiz.teaching.assignments.scoring import assignment_scores
@@ -116,22 +117,30 @@ def _record(course, assignment, user_id: int, lms_user: str) -> ScoreSync | None
         )  # fmt: skip
         row = ScoreSync.objects.select_for_update().get(**key)
         scores = assignment_scores(assignment, [(user_id, member.user.username)])
-        score = percent(scores[0].score)
-        if row.version == 0:
-            row.version = 1
-            # Nothing done yet: the LMS shows no score, which is right; a 0
-            # would read as "handed in nothing" before the due date.
-            row.sent_version = 1 if score == 0 else 0
-        elif math.isclose(row.score, score, abs_tol=1e-9):
-            return row
-        else:
-            row.version += 1
-            row.failed = False
-        row.score = score
-        row.computed_at = timezone.now()
-        row.lms_user_id = lms_user
-        row.save()
+        if score_update(row, percent(scores[0].score)) or row.lms_user_id != lms_user:
+            row.lms_user_id = lms_user
+            row.save()
     return row
+
+
+def score_update(row: ScoreDelivery, score: float) -> bool:
+    """Put a freshly computed score (0-100) on a locked row; False if unchanged.
+
+    A new version waits to be sent. A first score of 0 is not sent: nothing
+    done yet, the LMS shows no score, which is right; a 0 would read as
+    "handed in nothing" before the due date.
+    """
+    if row.version == 0:
+        row.version = 1
+        row.sent_version = 1 if score == 0 else 0
+    elif math.isclose(row.score, score, abs_tol=1e-9):
+        return False
+    else:
+        row.version += 1
+        row.failed = False
+    row.score = score
+    row.computed_at = timezone.now()
+    return True
 
 
 def _ags(course: LmsCourse) -> AssignmentsGradesService:
@@ -167,7 +176,7 @@ def line_item_for(course: LmsCourse, assignment: Assignment, ags) -> str:
     return url
 
 
-def _grade(row: ScoreSync) -> Grade:
+def grade_for(row: ScoreDelivery) -> Grade:
     return (
         Grade()
         .set_score_given(row.score)
@@ -194,30 +203,42 @@ def _retryable(exc: Exception) -> bool:
 
 def score_send(sync_id: int) -> bool:
     """Send the newest version of one score if the LMS lacks it; True if sent."""
+    return newest_send(
+        ScoreSync.objects.select_related(
+            "course__context__deployment__registration", "assignment"
+        ).filter(pk=sync_id),
+        _assignment_put,
+    )
+
+
+def _assignment_put(row: ScoreSync) -> None:
+    ags = _ags(row.course)
+    url = line_item_for(row.course, row.assignment, ags)
+    try:
+        ags.put_grade(grade_for(row), AgsLineItem({"id": url}))
+    except LtiServiceException as exc:
+        if exc.response.status_code != 404:
+            raise
+        # The line item was deleted in the LMS: make it again, once.
+        LineItem.objects.filter(course=row.course, assignment=row.assignment).delete()
+        url = line_item_for(row.course, row.assignment, ags)
+        ags.put_grade(grade_for(row), AgsLineItem({"id": url}))
+
+
+def newest_send(rows, put: Callable[[ScoreDelivery], None]) -> bool:
+    """Send a row's newest version with `put` and record how it went.
+
+    The row is locked while it is sent, so of two senders the second finds
+    it sent; an LMS that is down raises LmsUnavailable (after the attempt is
+    recorded) for Celery to retry; one that refuses marks the row failed.
+    """
     with transaction.atomic():
-        row = (
-            ScoreSync.objects.select_for_update()
-            .select_related("course__context__deployment__registration", "assignment")
-            .filter(pk=sync_id)
-            .first()
-        )
+        row = rows.select_for_update().first()
         if row is None or not row.pending:
             return False
         version = row.version
         try:
-            ags = _ags(row.course)
-            url = line_item_for(row.course, row.assignment, ags)
-            try:
-                ags.put_grade(_grade(row), AgsLineItem({"id": url}))
-            except LtiServiceException as exc:
-                if exc.response.status_code != 404:
-                    raise
-                # The line item was deleted in the LMS: make it again, once.
-                LineItem.objects.filter(
-                    course=row.course, assignment=row.assignment
-                ).delete()
-                url = line_item_for(row.course, row.assignment, ags)
-                ags.put_grade(_grade(row), AgsLineItem({"id": url}))
+            put(row)
         except (LtiException, RequestException, ValueError) as exc:
             row.attempts += 1
             row.last_error = str(exc)[:2000]

@@ -13,9 +13,11 @@ from lti_tool.models import LtiLaunch, LtiUser
 from lti_tool.utils import sync_data_from_launch
 
 from lms import accounts, courses, tool
+from lms.link_scores import link_remember
 from lms.targets import Target, target_from_launch
 from lms.tool import LaunchRefused
 from quiz.core.roles import INSTRUCTOR
+from quiz.core.score_events import scores_changed
 
 CONTEXT = "https://purl.imsglobal.org/spec/lti/claim/context"
 ROLES = "https://purl.imsglobal.org/spec/lti/claim/roles"
@@ -55,11 +57,21 @@ def launch_accept(request) -> LaunchResult:
         if course is not None and not teaching:
             courses.learner_add(course, user)
     cohort_id = course.cohort_id if course else None
+    target = target_from_launch(data, cohort_id=cohort_id)
+    # Learners only: an instructor's score would be refused by the LMS.
+    if (
+        lti_launch.is_resource_launch
+        and not teaching
+        and link_remember(
+            claims=data, deployment=lti_launch.deployment, user=user, target=target
+        )
+    ):
+        scores_changed([user.pk])  # work done before this launch counts too
     return LaunchResult(
         user=user,
         launch_id=message_launch.get_launch_id(),
         deep_link=lti_launch.is_deep_link_launch,
         teaching=teaching,
-        target=target_from_launch(data, cohort_id=cohort_id),
+        target=target,
         roster_course_id=course.pk if course is not None and teaching else None,
     )

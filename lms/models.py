@@ -3,14 +3,15 @@
 django-lti (`lti_tool`) stores registrations, deployments, keys, LMS users,
 contexts and memberships. Here: the link of an LMS identity to a local
 account, of an LMS course to a cohort, of an assignment to its line item,
-each learner's score on its way to the LMS, and the nonces already used.
+each learner's score on its way to the LMS (an assignment's, or a link's to
+a line item the LMS made), and the nonces already used.
 """
 
 from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from lti_tool.models import LtiContext, LtiRegistration
+from lti_tool.models import LtiContext, LtiDeployment, LtiRegistration
 
 from quiz.teaching.models import Assignment, Cohort
 
@@ -71,24 +72,15 @@ class LineItem(models.Model):
         ]
 
 
-class ScoreSync(models.Model):
-    """A learner's assignment score as the LMS should have it.
+class ScoreDelivery(models.Model):
+    """A learner's score as the LMS should have it, and how sending it went.
 
     `version` goes up each time the score changes; a send records the version
     it delivered, so a retry or a second worker never sends an older score
-    after a newer one (sends hold this row's lock), and the LMS gets each
+    after a newer one (sends hold the row's lock), and the LMS gets each
     score's own timestamp.
     """
 
-    course = models.ForeignKey(
-        LmsCourse, on_delete=models.CASCADE, related_name="score_syncs"
-    )
-    assignment = models.ForeignKey(
-        Assignment, on_delete=models.CASCADE, related_name="lms_score_syncs"
-    )
-    learner = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
-    )
     lms_user_id = models.CharField(max_length=255)
     score = models.FloatField(help_text="0-100, as the gradebook shows it.")
     computed_at = models.DateTimeField()
@@ -102,6 +94,27 @@ class ScoreSync(models.Model):
     )
 
     class Meta:
+        abstract = True
+
+    @property
+    def pending(self) -> bool:
+        return self.sent_version < self.version and not self.failed
+
+
+class ScoreSync(ScoreDelivery):
+    """A learner's score in an assignment of an LMS-linked cohort."""
+
+    course = models.ForeignKey(
+        LmsCourse, on_delete=models.CASCADE, related_name="score_syncs"
+    )
+    assignment = models.ForeignKey(
+        Assignment, on_delete=models.CASCADE, related_name="lms_score_syncs"
+    )
+    learner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+
+    class Meta:
         constraints = [
             models.UniqueConstraint(
                 fields=["course", "assignment", "learner"], name="lms_score_once"
@@ -109,9 +122,36 @@ class ScoreSync(models.Model):
         ]
         indexes = [models.Index(fields=["sent_version", "version"])]
 
-    @property
-    def pending(self) -> bool:
-        return self.sent_version < self.version and not self.failed
+
+class LinkScore(ScoreDelivery):
+    """A learner's score on what a resource link opens, for the line item the
+    LMS made for that link (an LMS assignment whose submission type is this
+    tool) and named in the launch's AGS claim (`lineitem`)."""
+
+    deployment = models.ForeignKey(
+        LtiDeployment, on_delete=models.CASCADE, related_name="+"
+    )
+    resource_link_id = models.CharField(max_length=255)
+    learner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    lineitem_url = models.URLField(max_length=1000)
+    target = models.CharField(
+        max_length=300, help_text="What the link opens: exercise:SLUG or lesson:SLUG."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["deployment", "resource_link_id", "learner"],
+                name="lms_link_score_once",
+            )
+        ]
+        indexes = [models.Index(fields=["sent_version", "version"])]
+
+    def __str__(self) -> str:
+        return f"{self.target} for {self.learner_id} -> {self.lineitem_url}"
 
 
 class UsedNonce(models.Model):

@@ -1,4 +1,5 @@
-"""Celery tasks for the LMS: thin, JSON-only, safe to repeat (lms.grades)."""
+"""Celery tasks for the LMS: thin, JSON-only, safe to repeat (lms.grades,
+lms.link_scores)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from celery import shared_task
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
-from lms import grades
+from lms import grades, link_scores
 from lms.courses import RosterError, roster_sync
 from lms.models import LmsCourse
 
@@ -36,11 +37,15 @@ def _queue() -> str:
     max_retries=10,
 )
 def refresh_learner(user_id: int) -> int:
-    """Recompute one learner's LMS scores; queue a send for each that changed."""
+    """Recompute one learner's LMS scores (assignments and links); queue a
+    send for each that changed."""
     waiting = grades.learner_scores_refresh(user_id)
     for sync_id in waiting:
         send_score.apply_async(args=[sync_id], queue=_queue())
-    return len(waiting)
+    links = link_scores.link_scores_refresh(user_id)
+    for link_id in links:
+        send_link_score.apply_async(args=[link_id], queue=_queue())
+    return len(waiting) + len(links)
 
 
 @shared_task(
@@ -48,20 +53,33 @@ def refresh_learner(user_id: int) -> int:
     max_retries=MAX_RETRIES,
 )  # fmt: skip
 def send_score(self, sync_id: int) -> bool:
-    if self.request.is_eager:
-        return _send_in_process(sync_id)
+    return _send(self, grades.score_send, sync_id)
+
+
+@shared_task(
+    name="lms.send_link_score", bind=True, acks_late=True, ignore_result=True,
+    max_retries=MAX_RETRIES,
+)  # fmt: skip
+def send_link_score(self, link_id: int) -> bool:
+    return _send(self, link_scores.link_score_send, link_id)
+
+
+def _send(task, send, row_id: int) -> bool:
+    """One send of a row's newest score; an LMS that is down is retried."""
+    if task.request.is_eager:
+        return _send_in_process(send, row_id)
     try:
-        return grades.score_send(sync_id)
+        return send(row_id)
     except grades.LmsUnavailable as exc:
-        raise self.retry(exc=exc, countdown=backoff(self.request.retries)) from exc
+        raise task.retry(exc=exc, countdown=backoff(task.request.retries)) from exc
 
 
-def _send_in_process(sync_id: int) -> bool:
+def _send_in_process(send, row_id: int) -> bool:
     """Without a worker (eager mode): a few tries now, never a wait in a
     request; what is still unsent goes with the sweep or the next change."""
     for _ in range(EAGER_TRIES):
         try:
-            return grades.score_send(sync_id)
+            return send(row_id)
         except grades.LmsUnavailable:
             continue
     return False
@@ -73,7 +91,10 @@ def sweep() -> int:
     waiting = grades.scores_waiting()
     for sync_id in waiting:
         send_score.apply_async(args=[sync_id], queue=_queue())
-    return len(waiting)
+    links = link_scores.link_scores_waiting()
+    for link_id in links:
+        send_link_score.apply_async(args=[link_id], queue=_queue())
+    return len(waiting) + len(links)
 
 
 @shared_task(name="lms.sync_roster", acks_late=True, ignore_result=True)

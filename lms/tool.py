@@ -5,12 +5,15 @@ active) are accepted: django-lti would record an unknown deployment on the
 fly, which here is a refused launch. pylti1p3 checks the state, the id_token's
 signature against the platform's JWKS, `iss`, the client id in `aud`, `exp`,
 the deployment and the message type's required claims; it only looks a
-nonce up, so `nonce_consume` makes each one single-use. Calls to the LMS get
-a timeout (requests has none by default).
+nonce up, so `nonce_consume` makes each one single-use, and it ignores `azp`,
+so `audience_check` checks it as the spec recommends. A kid the cached JWKS
+lacks refetches it once (lms.platform_keys). Calls to the LMS get a timeout
+(requests has none by default).
 """
 
 from __future__ import annotations
 
+import jwt
 import requests
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -20,6 +23,7 @@ from pylti1p3.contrib.django import DjangoCacheDataStorage, DjangoMessageLaunch
 from pylti1p3.exception import LtiException
 
 from lms.models import UsedNonce
+from lms.platform_keys import JWKS_CACHE_SECONDS, KeyRefetchingLaunch
 
 USER_AGENT = "gpt2-course-lti/1"
 
@@ -112,6 +116,14 @@ _AGAIN = (
     "Open the link in your course again."
 )
 _USED = "This launch was already used. Open the link in your course again."
+_NOT_ISSUED = (
+    "This launch's nonce is not one this tool issued (or it is too old). "
+    "Open the link in your course again."
+)
+_FUTURE = (
+    "The launch was issued in the future (its iat or nbf is ahead of this "
+    "server's clock): the platform's clock or this server's is wrong."
+)
 _UNREGISTERED = (
     "This course platform (issuer and client id) is not registered with this tool."
 )
@@ -123,7 +135,7 @@ _CLAIMS = "The launch is missing required information (claims)."
 _MESSAGES = (
     ("State not found", _AGAIN),
     ("Missing state", _AGAIN),
-    ("Invalid Nonce", _USED),
+    ("Invalid Nonce", _NOT_ISSUED),
     ('"nonce" is empty', "The launch is missing its nonce."),
     ("Registration not found", _UNREGISTERED),
     ("Could not find registration", _UNREGISTERED),
@@ -137,8 +149,10 @@ _MESSAGES = (
     ("Missing Deep Linking", _CLAIMS),
     ("Incorrect version", "Only LTI 1.3.0 launches are supported."),
     ("Signature has expired", "The launch has expired. Open the link in your course again."),  # noqa: E501
+    ("The token is not yet valid", _FUTURE),
+    ("must be an integer", "The launch's times (iat, exp, nbf) are not numbers."),
     ("Can't decode id_token", "The launch's signature does not match the platform's keys."),  # noqa: E501
-    ("Unable to find public key", "The launch is signed with a key the platform does not publish."),  # noqa: E501
+    ("Unable to find public key", "The launch is signed with a key the platform does not publish (checked again with the platform if it did not just now)."),  # noqa: E501
     ("Error during fetch URL", "The platform's keys could not be fetched; try again in a moment."),  # noqa: E501
     ("Missing id_token", "The launch carries no id_token."),
     ("Invalid id_token", "The launch's id_token is malformed."),
@@ -161,13 +175,13 @@ def refusal(exc: Exception) -> LaunchRefused:
 def launch_validate(request) -> DjangoMessageLaunch:
     """The verified launch in `request`, its nonce now spent; or LaunchRefused."""
     tool_key()  # a registration signs with it; the first launch may come first
-    message_launch = DjangoMessageLaunch(
+    message_launch = KeyRefetchingLaunch(
         request,
         ToolConfig(),
         launch_data_storage=storage(),
         requests_session=TimeoutSession(),
     )
-    message_launch.set_public_key_caching(storage(), cache_lifetime=300)
+    message_launch.set_public_key_caching(storage(), JWKS_CACHE_SECONDS)
     # pylti1p3 matches `aud` to the registration's client id itself; PyJWT
     # checks the signature and `exp`, and here refuses a token without them.
     message_launch.set_jwt_verify_options(
@@ -176,11 +190,50 @@ def launch_validate(request) -> DjangoMessageLaunch:
     try:
         message_launch.validate()
     except LtiException as exc:
+        if "Invalid Nonce" in str(exc) and _nonce_used(request):
+            raise LaunchRefused(_USED, detail=str(exc)) from exc
         raise refusal(exc) from exc
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise refusal(LtiException("Message validation failed")) from exc
+    audience_check(
+        message_launch.get_launch_data(),
+        client_id=message_launch.get_tool_conf().registration.client_id,
+    )
     nonce_consume(message_launch)
     return message_launch
+
+
+def _nonce_used(request) -> bool:
+    """Whether the (not yet verified) token's nonce signed someone in before:
+    pylti1p3 forgets a nonce it issued after a while; this tool does not."""
+    try:
+        claims = jwt.decode(
+            request.POST.get("id_token", ""), options={"verify_signature": False}
+        )
+    except jwt.InvalidTokenError:
+        return False
+    nonce = str(claims.get("nonce") or "")[:255]
+    return bool(nonce) and UsedNonce.objects.filter(nonce=nonce).exists()
+
+
+def audience_check(claims: dict, *, client_id: str) -> None:
+    """`azp`, as LTI 1.3 (OIDC Core 3.1.3.7) recommends: when present it must
+    be this tool's client id, and a token for several audiences must name it."""
+    aud = claims.get("aud")
+    audiences = aud if isinstance(aud, list) else [aud]
+    azp = claims.get("azp")
+    if azp is None:
+        if len(audiences) > 1:
+            raise LaunchRefused(
+                "The launch is meant for several audiences (aud) but names no "
+                "authorized party (azp), so it cannot be known to be for this tool."
+            )
+        return
+    if str(azp) != str(client_id):
+        raise LaunchRefused(
+            "The launch's authorized party (azp) is another tool: it was not "
+            "issued for this tool's client id."
+        )
 
 
 def nonce_consume(message_launch) -> None:

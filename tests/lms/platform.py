@@ -6,6 +6,9 @@ client-credentials tokens only for a client assertion signed with a key the
 tool publishes at its JWKS URL, and serves AGS line items and scores and an
 NRPS roster, recording every request. `fail_scores` makes the next score
 posts answer 503, like an LMS that is down; `refuse_scores` answers 400.
+`rotate_key` replaces its signing key (as Canvas does every month), and
+`lineitem_make` makes a gradebook column the way an LMS assignment whose
+submission type is the tool does (its URL goes in launches' `lineitem`).
 """
 
 from __future__ import annotations
@@ -126,7 +129,8 @@ class Platform:
 
     def claims(
         self, *, sub: str, roles: list[str], nonce: str, message: str = "resource",
-        custom: dict | None = None, target_link_uri: str = "", **extra,
+        custom: dict | None = None, target_link_uri: str = "", lineitem: str = "",
+        **extra,
     ) -> dict:  # fmt: skip
         """A complete, valid id_token body; tests drop or change claims."""
         now = int(time.time())
@@ -165,6 +169,8 @@ class Platform:
                 "service_versions": ["2.0"],
             },
         }
+        if lineitem:
+            body[AGS_CLAIM]["lineitem"] = lineitem
         if message == "resource":
             body[LTI + "message_type"] = "LtiResourceLinkRequest"
             body[LTI + "resource_link"] = {
@@ -184,6 +190,29 @@ class Platform:
             body[LTI + "custom"] = custom
         body.update(extra)
         return body
+
+    def rotate_key(self) -> None:
+        """A new signing key with a new kid; the JWKS now lists only it."""
+        self.key = rsa_key()
+        self.kid = f"platform-key-{uuid.uuid4().hex[:8]}"
+
+    @property
+    def jwks_fetches(self) -> int:
+        return sum(1 for r in self.requests if r.path == "/jwks")
+
+    def lineitem_make(self, label: str, resource_link_id: str) -> str:
+        """A column the LMS made itself; its URL is Moodle-shaped (a query)."""
+        item_id = uuid.uuid4().hex[:12]
+        url = f"{self.lineitems_url}/{item_id}?type_id=1"
+        self.line_items[item_id] = {
+            "id": url, "label": label, "scoreMaximum": 10,
+            "resourceLinkId": resource_link_id,
+        }  # fmt: skip
+        return url
+
+    def scores_at(self, url: str) -> list[dict]:
+        item_id = urlsplit(url).path.rstrip("/").rsplit("/", 1)[1]
+        return [s for s in self.scores if s["lineitem"] == item_id]
 
     # -- the browser's side of a launch -----------------------------------
 

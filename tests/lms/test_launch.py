@@ -176,6 +176,24 @@ BAD_LAUNCHES = {
         lambda p: _drop("https://purl.imsglobal.org/spec/lti/claim/message_type"),
         "no LTI message type",
     ),
+    # A nonce this tool never handed out is not a replay: say so.
+    "nonce never issued": (
+        lambda p: lambda c: {**c, "nonce": "never-issued-by-the-tool"},
+        "not one this tool issued",
+    ),
+    # A clock ahead is not a forged signature.
+    "iat in the future": (
+        lambda p: lambda c: {**c, "iat": int(time.time()) + 600, "exp": int(time.time()) + 900},  # noqa: E501
+        "issued in the future",
+    ),
+    "wrong azp": (
+        lambda p: lambda c: {**c, "azp": "another-tool"},
+        "authorized party (azp) is another tool",
+    ),
+    "several audiences, no azp": (
+        lambda p: lambda c: {**c, "aud": [p.client_id, "another-tool"]},
+        "names no authorized party (azp)",
+    ),
 }  # fmt: skip
 
 
@@ -194,6 +212,59 @@ def test_a_bad_launch_gets_a_clear_4xx_and_creates_nothing(
     assert not Cohort.objects.exists() and not LmsCourse.objects.exists()
     assert not LtiUser.objects.exists() and not LmsAccount.objects.exists()
     assert "sessionid" not in browser_session.cookies
+
+
+@pytest.mark.parametrize(
+    "audience",
+    [
+        pytest.param(lambda p: {"azp": p.client_id}, id="azp alone"),
+        pytest.param(
+            lambda p: {"aud": [p.client_id, "another-tool"], "azp": p.client_id},
+            id="several audiences with azp",
+        ),
+    ],
+)
+def test_an_azp_naming_this_tool_is_accepted(platform, tool, browser_session, audience):
+    response, _ = platform.launch(
+        browser_session, tool, sub="s-1", roles=[LEARNER],
+        edit=lambda c: {**c, **audience(platform)},
+    )  # fmt: skip
+    assert response.status_code == 302, response.text[:300]
+    assert LmsAccount.objects.filter(sub="s-1").exists()
+
+
+def test_a_platform_key_rotation_is_picked_up_at_once(platform, tool):
+    with requests.Session() as first:
+        response, _ = platform.launch(first, tool, sub="s-1", roles=[LEARNER])
+        assert response.status_code == 302
+    assert platform.jwks_fetches == 1  # now cached for 5 minutes
+    platform.rotate_key()
+    with requests.Session() as second:
+        response, _ = platform.launch(second, tool, sub="s-2", roles=[LEARNER])
+    assert response.status_code == 302, response.text[:300]
+    assert platform.jwks_fetches == 2  # one refetch, for the unknown kid
+    with requests.Session() as third:
+        response, _ = platform.launch(third, tool, sub="s-3", roles=[LEARNER])
+    assert response.status_code == 302
+    assert platform.jwks_fetches == 2  # the new set is cached again
+
+
+def test_unknown_kids_refetch_the_jwks_at_most_once_per_interval(platform, tool):
+    def stranger_key(kid):
+        key = rsa_key()
+        return lambda c: (c, platform.sign(c, key=key, kid=kid))
+
+    for n in range(3):
+        with requests.Session() as browser:
+            response, _ = platform.launch(
+                browser, tool, sub="s-1", roles=[LEARNER], edit=stranger_key(f"x-{n}")
+            )
+        assert response.status_code == 400
+        assert "a key the platform does not publish" in response.text
+    # The first launch fetched the set and refetched it once for its unknown
+    # kid; the next unknown kids, within 30 s, fetch nothing.
+    assert platform.jwks_fetches == 2
+    assert not User.objects.exists()
 
 
 def test_a_replayed_launch_is_refused(platform, tool, browser_session):

@@ -15,7 +15,9 @@
 - The assignment's score is the weighted mean of its items' scores (weights
   are points): points = sum(weight x score), out of sum(weight).
 Scores are computed from the rows each time, so a regrade or an override is
-in the gradebook at once.
+in the gradebook at once. `exercise_score` and `lesson_score` are the same
+rules for work outside any assignment (no due date, so nothing is late), as
+an LMS's own assignment linked to one exercise or lesson scores it.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from grader.models import Submission
 from quiz.content.models import Question
@@ -39,6 +41,7 @@ DAY = timedelta(days=1)
 Kind = AssignmentItem.Kind
 Policy = Assignment.LatePolicy
 GRADED = (Submission.Status.PASSED, Submission.Status.FAILED, Submission.Status.ERROR)
+NO_DUE_DATE = datetime.max.replace(tzinfo=UTC)  # nothing is late
 
 
 def days_late(at: datetime, due: datetime) -> int:
@@ -48,8 +51,9 @@ def days_late(at: datetime, due: datetime) -> int:
     return math.ceil((at - due) / DAY)
 
 
-def lateness_factor(assignment: Assignment, days: int) -> float:
-    """The share of its credit an attempt keeps when it is `days` late."""
+def lateness_factor(assignment: Assignment | None, days: int) -> float:
+    """The share of its credit an attempt keeps when it is `days` late
+    (nothing is late without an assignment)."""
     if days <= 0 or assignment.late_policy == Policy.NONE:
         return 1.0
     if assignment.late_policy == Policy.NO_CREDIT:
@@ -159,6 +163,54 @@ def _lesson_score(assignment, due, questions, firsts) -> tuple[float, Counted, s
     return score, counted, why
 
 
+def _graded_attempts(user_ids, exercise_ids) -> dict[tuple[int, int], list[dict]]:
+    """(learner, exercise) -> their graded submissions."""
+    attempts: dict[tuple[int, int], list[dict]] = defaultdict(list)
+    for row in Submission.objects.filter(
+        user_id__in=user_ids, exercise_id__in=exercise_ids, status__in=GRADED
+    ).values("pk", "user_id", "exercise_id", "score", "created_at"):
+        attempts[(row["user_id"], row["exercise_id"])].append(row)
+    return attempts
+
+
+def _lesson_questions(lesson_ids) -> dict[int, list[int]]:
+    questions: dict[int, list[int]] = defaultdict(list)
+    for question_id, lesson_id in Question.objects.filter(
+        lesson_id__in=lesson_ids
+    ).values_list("pk", "lesson_id"):
+        questions[lesson_id].append(question_id)
+    return questions
+
+
+def _first_answers(user_ids, lesson_ids) -> dict[int, dict[int, dict]]:
+    """learner -> question -> their first answer to it."""
+    firsts: dict[int, dict[int, dict]] = defaultdict(dict)
+    for row in (
+        QuestionAttempt.objects.filter(
+            user_id__in=user_ids, question__lesson_id__in=lesson_ids
+        )
+        .order_by("created_at", "pk")
+        .values("user_id", "question_id", "correct", "created_at")
+    ):
+        firsts[row["user_id"]].setdefault(row["question_id"], row)
+    return firsts
+
+
+def exercise_score(user_id: int, exercise_id: int) -> float:
+    """An exercise's score (0-1) outside any assignment: the best checks'
+    score over all graded attempts, as an assignment item with no due date."""
+    rows = _graded_attempts([user_id], [exercise_id]).get((user_id, exercise_id), [])
+    return _best_submission(None, NO_DUE_DATE, rows)[0]
+
+
+def lesson_score(user_id: int, lesson_id: int) -> float:
+    """A lesson's score (0-1) outside any assignment: the share of its
+    self-checks right at the first try (0 for a lesson without any)."""
+    questions = _lesson_questions([lesson_id]).get(lesson_id, [])
+    firsts = _first_answers([user_id], [lesson_id]).get(user_id, {})
+    return _lesson_score(None, NO_DUE_DATE, questions, firsts)[0]
+
+
 def assignment_scores(
     assignment: Assignment, learners: list[tuple[int, str]]
 ) -> list[LearnerScore]:
@@ -177,26 +229,10 @@ def assignment_scores(
         ).select_related("set_by")
     }
     exercise_ids = [i.exercise_id for i in items if i.kind == Kind.EXERCISE]
-    attempts: dict[tuple[int, int], list[dict]] = defaultdict(list)
-    for row in Submission.objects.filter(
-        user_id__in=ids, exercise_id__in=exercise_ids, status__in=GRADED
-    ).values("pk", "user_id", "exercise_id", "score", "created_at"):
-        attempts[(row["user_id"], row["exercise_id"])].append(row)
+    attempts = _graded_attempts(ids, exercise_ids)
     lesson_ids = [i.lesson_id for i in items if i.kind == Kind.LESSON]
-    questions: dict[int, list[int]] = defaultdict(list)
-    for question_id, lesson_id in Question.objects.filter(
-        lesson_id__in=lesson_ids
-    ).values_list("pk", "lesson_id"):
-        questions[lesson_id].append(question_id)
-    firsts: dict[int, dict[int, dict]] = defaultdict(dict)
-    for row in (
-        QuestionAttempt.objects.filter(
-            user_id__in=ids, question__lesson_id__in=lesson_ids
-        )
-        .order_by("created_at", "pk")
-        .values("user_id", "question_id", "correct", "created_at")
-    ):
-        firsts[row["user_id"]].setdefault(row["question_id"], row)
+    questions = _lesson_questions(lesson_ids)
+    firsts = _first_answers(ids, lesson_ids)
 
     results = []
     for learner_id, username in learners:
