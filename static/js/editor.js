@@ -106,7 +106,24 @@ function enhance(textarea) {
   textarea.tabIndex = -1;
   textarea.setAttribute("aria-hidden", "true");
   textarea.insertAdjacentElement("afterend", view.dom);
-  if (label) label.addEventListener("click", () => view.focus());
+  // Long lines scroll sideways inside .cm-scroller on a phone. A scroll
+  // region needs a keyboard stop of its own (WCAG 2.1.1, axe's
+  // scrollable-region-focusable): there the arrow keys scroll, and the next
+  // Tab enters the editor. CodeMirror creates it with tabindex -1 and never
+  // sets it again.
+  view.scrollDOM.tabIndex = 0;
+  view.scrollDOM.setAttribute("role", "region");
+  view.scrollDOM.setAttribute(
+    "aria-label",
+    (label ? label.textContent.trim() : "Code") + " (scroll area; Tab again to type)",
+  );
+  // The label's own activation would focus the hidden textarea after this.
+  if (label) {
+    label.addEventListener("click", (event) => {
+      event.preventDefault();
+      view.focus();
+    });
+  }
   // The textarea may have been edited before this script ran (slow network).
   // One submission per click: a second Ctrl+Enter while posting is ignored.
   let posting = false;

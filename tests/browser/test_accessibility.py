@@ -81,6 +81,14 @@ def draw(fig):
     ax.legend()
 '''
 
+# Code with lines as long as a real exercise's: the editor scrolls sideways
+# on a phone, and a scroll region must be reachable by keyboard (issue 28).
+LONG_CODE = (
+    "def block_param_count(n_embd):\n"
+    "    # attention and MLP weights and biases, then both LayerNorms' scales\n"
+    "    return 12 * n_embd * n_embd + 13 * n_embd\n"
+)
+
 
 @dataclass(frozen=True)
 class Page:
@@ -188,7 +196,7 @@ def world(content_tree, make_user, settings):
         prompt="Count the **parameters**:\n\n```python\n"
         "def block_param_count(n_embd):  # a long line that has to scroll on a phone\n"
         "    ...\n```\n",
-        starter="def f():\n    ...\n",
+        starter=LONG_CODE,
         solution="def f():\n    return 1\n",
     )
     teacher = make_user("ian", "instructor")
@@ -208,7 +216,7 @@ def world(content_tree, make_user, settings):
         sub = Submission.objects.create(
             user=lea,
             exercise=exercise,
-            code="def f():\n    return 1\n",
+            code=LONG_CODE,
             seed=1,
             status=status,
             score={"passed": 1.0, "failed": 0.5}.get(status),
@@ -317,3 +325,47 @@ def test_page_has_no_axe_violation(module_browser, live_server, world, name):
     for mode in MODES:
         problems += _audit(module_browser, live_server.url, world, name, mode)
     assert problems == [], "\n".join(problems)
+
+
+def test_the_editors_scroll_region_is_a_keyboard_stop_before_typing(
+    module_browser, live_server, world
+):
+    """On a phone the code scrolls sideways inside .cm-scroller (issue 28):
+    Tab reaches the scroller, whose arrow keys scroll it, and the next Tab
+    enters the editor, where typing still reaches the form."""
+    context = module_browser.new_context(**MODES["phone"])
+    try:
+        _log_in(context, live_server.url, world["users"]["lea"])
+        page = context.new_page()
+        page.goto(live_server.url + "/exercises/ex-a/")
+        page.wait_for_selector(".cm-editor .cm-content")
+        scroller = page.locator(".cm-scroller")
+        assert scroller.get_attribute("tabindex") == "0"
+        assert scroller.get_attribute("role") == "region"
+        assert scroller.get_attribute("aria-label").startswith("Your code")
+        assert page.evaluate(
+            "() => { const s = document.querySelector('.cm-scroller');"
+            " return s.scrollWidth > s.clientWidth; }"
+        ), "the test's code should be wider than a phone"
+
+        page.click("label[for=code]")  # focuses the editor, not the hidden textarea
+        assert page.evaluate("document.activeElement.classList.contains('cm-content')")
+        page.keyboard.press("Escape")  # then Tab leaves instead of indenting
+        page.keyboard.press("Shift+Tab")
+        assert page.evaluate("document.activeElement.classList.contains('cm-scroller')")
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(  # a function: the page's CSP refuses a bare string
+            "() => document.querySelector('.cm-scroller').scrollLeft > 0"
+        )
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.locator("#code-form").screenshot(
+            path=str(SHOTS / "exercise-scroller-focus-phone.png")
+        )
+
+        page.keyboard.press("Tab")
+        assert page.evaluate("document.activeElement.classList.contains('cm-content')")
+        page.keyboard.press("Control+End")
+        page.keyboard.type("  # typed")
+        assert page.input_value("#code").endswith("  # typed")
+    finally:
+        context.close()

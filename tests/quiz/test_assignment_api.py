@@ -185,6 +185,30 @@ def test_the_gradebook_shows_every_member_with_json_csv_and_canvas(world, course
     assert rows[2] == ["lea", "", "", "lea", "Spring 2026", "0.9"]
 
 
+@pytest.mark.parametrize("accept", ["application/json", "application/json, */*;q=0.1"])
+def test_a_format_download_ignores_the_accept_header(world, course, accept):
+    """?format= names the file; a script's Accept: application/json (issue 28)
+    or a browser's header must not turn it into a 406."""
+    url = create(world)["gradebook_url"]
+    client = api(world.owner)
+    for fmt, first_cell in (("csv", "learner"), ("canvas", "Student")):
+        response = client.get(f"{url}?format={fmt}", HTTP_ACCEPT=accept)
+        assert response.status_code == 200, response.content
+        assert response["Content-Type"].startswith("text/csv")
+        assert response.content.decode().startswith(first_cell)
+    plain = client.get(url, HTTP_ACCEPT=accept)
+    assert plain.status_code == 200 and plain["Content-Type"] == "application/json"
+    assert plain.json()["assignment"]["gradebook_url"] == url
+    asked = client.get(f"{url}?format=json", HTTP_ACCEPT="text/csv")
+    assert asked.status_code == 200 and "learners" in asked.json()
+    unknown = client.get(f"{url}?format=xlsx", HTTP_ACCEPT=accept)
+    assert unknown.status_code == 404
+    assert (
+        unknown.json()["detail"]
+        == "Unknown format 'xlsx': use one of json, csv, canvas."
+    )
+
+
 def test_extensions_are_for_members_and_later_than_the_due_date(world, course):
     created = create(world)
     path = f"/api/v1/assignments/{created['id']}/extensions/"

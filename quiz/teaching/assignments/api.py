@@ -19,6 +19,7 @@ from rest_framework import renderers, serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
+from quiz.core.api.negotiation import FormatFirstNegotiation
 from quiz.core.params import id_in_range
 from quiz.teaching import selectors as sel
 from quiz.teaching.access import COHORT_API_ERRORS, CohortApiView
@@ -310,6 +311,7 @@ class AssignmentView(CohortApiView):
 
 class AssignmentGradebookView(CohortApiView):
     renderer_classes = [renderers.JSONRenderer, CsvRenderer, CanvasCsvRenderer]
+    content_negotiation_class = FormatFirstNegotiation
 
     @extend_schema(
         parameters=[
