@@ -37,6 +37,7 @@ def readme_table() -> dict[str, str]:
 FIGURES = (
     "warm grade in the sandbox, tie-weights, GPT-2 small",
     "warm grade over the same job in a plain fork",
+    "warm grade over one GPT-2 small forward pass",
     "cold / warm",
     "end to end, API POST -> terminal, 1 worker",
     "throughput, light grades, 2 workers",
