@@ -146,6 +146,27 @@ def test_an_instructor_creates_a_cohort_and_sees_its_code_and_absolute_link(
     assert "Nobody has joined yet" in html
 
 
+def test_the_join_link_wraps_only_between_its_parts(client, world):
+    """On a phone the link must wrap, but never inside the join code or the
+    port ("M6VB273 / 8/" broke the axe run's numbers check): each part is
+    unbreakable, with a break opportunity after each slash."""
+    import re
+
+    client.force_login(world.other)
+    client.post(reverse("instructor-cohorts"), {"name": "Autumn"})
+    cohort = Cohort.objects.get(name="Autumn")
+    html = client.get(reverse("instructor-cohort", args=[cohort.pk])).content.decode()
+    link_html = re.search(r'<a id="join-link"[^>]*>(.*?)</a>', html).group(1)
+    assert link_html == (
+        '<span class="url-part">http://testserver/</span><wbr>'
+        '<span class="url-part">cohorts/</span><wbr>'
+        '<span class="url-part">join/</span><wbr>'
+        f'<span class="url-part">{cohort.join_code}/</span>'
+    )
+    form_link = '<span class="url-part">http://testserver/</span><wbr>'
+    assert f'{form_link}<span class="url-part">cohorts/</span>' in html
+
+
 def test_a_blank_cohort_name_is_explained_not_saved(client, world):
     client.force_login(world.other)
     response = client.post(reverse("instructor-cohorts"), {"name": "  "})

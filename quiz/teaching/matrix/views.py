@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.http import Http404
 from django.shortcuts import render
+from django.urls import reverse
 
 from quiz.teaching.access import cohort_or_404, instructor_required
 from quiz.teaching.cohorts import join_url
@@ -48,6 +49,7 @@ def cohort_detail(request, cohort_id: int):
         {
             "cohort": cohort,
             "join_url": join_url(request, cohort),
+            "join_form_url": request.build_absolute_uri(reverse("cohort-join-form")),
             "matrix": matrix,
             "overview": overview,
             "section_error": section_error,
