@@ -1,9 +1,11 @@
 """Settings, read from the environment through config.env (see README)."""
 
+import math
 from datetime import timedelta
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
+from grading_engine.sandbox.job_clock import wall_backstop
 
 from config.database import database_config
 from config.env import envbool, envint, envlist, envstr
@@ -242,11 +244,16 @@ GRADER_HEAVY_SLOTS = envint(
 )
 GRADER_BURST_SLOTS = envint("GRADER_BURST_SLOTS", 2 * GRADER_POOL_SIZE, minimum=0)
 CELERY_WORKER_CONCURRENCY = GRADER_POOL_SIZE + GRADER_BURST_SLOTS
-# The cap of every exercise's time budget (grader.budgets), and of one grade.
+# The cap of every exercise's time budget, in CPU seconds (grader.budgets).
 GRADER_TIMEOUT_SECONDS = envint("GRADER_TIMEOUT_SECONDS", 60, minimum=1)
-# A running row whose worker has been silent this long is graded again.
+# A running row whose worker has held it this long is graded again: longer
+# than any grade may run (the wall-clock backstop of the largest budget,
+# grading_engine.sandbox.job_clock), plus a minute, so a live grade of code
+# that waits is never taken from its worker and graded twice.
 GRADING_LEASE_SECONDS = envint(
-    "GRADING_LEASE_SECONDS", GRADER_TIMEOUT_SECONDS + 60, minimum=1
+    "GRADING_LEASE_SECONDS",
+    math.ceil(wall_backstop(GRADER_TIMEOUT_SECONDS)) + 60,
+    minimum=1,
 )
 SWEEP_QUEUED_AFTER_SECONDS = envint("SWEEP_QUEUED_AFTER_SECONDS", 120, minimum=1)
 SUBMISSION_MAX_BYTES = envint("SUBMISSION_MAX_BYTES", 64 * 1024, minimum=1)

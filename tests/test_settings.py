@@ -23,6 +23,8 @@ print(json.dumps({
     "time_limit": settings.CELERY_TASK_TIME_LIMIT,
     "soft_time_limit": settings.CELERY_TASK_SOFT_TIME_LIMIT,
     "secure_cookies": settings.SESSION_COOKIE_SECURE,
+    "grader_timeout": settings.GRADER_TIMEOUT_SECONDS,
+    "lease": settings.GRADING_LEASE_SECONDS,
 }))
 """
 
@@ -73,6 +75,19 @@ def test_a_sqlite_database_url_gets_wal_immediate_writes_and_a_wait(tmp_path):
     assert "journal_mode=WAL" in values["options"]["init_command"]
     default = read({"SECRET_KEY": "k"})
     assert default["options"] == values["options"]
+
+
+def test_a_grade_outlives_no_lease_even_when_it_waits_to_its_backstop():
+    """A budget is CPU time; code that waits runs to the wall-clock backstop
+    (3x the budget). A lease shorter than that would hand a live grade to
+    another worker (graded twice): it covers the largest budget's backstop."""
+    from grading_engine.sandbox.job_clock import wall_backstop
+
+    for timeout in ("60", "7"):
+        values = read({"SECRET_KEY": "k", "GRADER_TIMEOUT_SECONDS": timeout})
+        assert values["grader_timeout"] == int(timeout)
+        assert values["lease"] >= wall_backstop(int(timeout)) + 30
+    assert read({"SECRET_KEY": "k", "GRADING_LEASE_SECONDS": "30"})["lease"] == 30
 
 
 def test_redis_url_is_the_celery_broker():
