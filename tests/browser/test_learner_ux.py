@@ -308,13 +308,13 @@ def test_the_review_page_removes_rated_cards_and_keeps_focus(
     )
     shot(page, "review-after-rating.png")
 
-    for _ in range(2):
+    for left in (1, 0):  # counted before the click: the card may go at once
         card = page.locator(".review-card").first
         card.locator("summary").click()
         card.locator("button:has-text('Easy')").click()
         page.wait_for_function(
             "(n) => document.querySelectorAll('.review-card').length === n",
-            arg=page.locator(".review-card").count() - 1,
+            arg=left,
         )
     assert page.is_visible("#review-empty")
     assert page.evaluate("() => document.activeElement.id") == "review-empty"
