@@ -17,6 +17,28 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 pytest_plugins = ["tests.lms.fixtures"]
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--exhaustive",
+        action="store_true",
+        help="also run the brute-force tier (tests marked exhaustive): what "
+        "`make test` proves structurally, proved again case by case "
+        "(`make test-exhaustive`, docs/testing.md)",
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    """Leave the exhaustive tier out unless --exhaustive asks for it."""
+    if config.getoption("--exhaustive"):
+        return
+    kept, left_out = [], []
+    for item in items:
+        (left_out if item.get_closest_marker("exhaustive") else kept).append(item)
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = kept
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _private_cache_namespace(request):
     """Give this test process its own cache keys (throttle counters live there).

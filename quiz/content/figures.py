@@ -115,38 +115,67 @@ def figure_render(path: Path) -> tuple[str, str, str]:
 
     Re-uses the on-disk cache when the script has not changed. A script that
     raises is reported as a FigureError naming the file, so load_content can
-    refuse the whole load with a clear message.
+    refuse the whole load with a clear message. Processes that load at once
+    (two workers, the test suite's) render each figure once: the first takes
+    a lock on its hash and the others wait for its SVG.
     """
     path = Path(path)
     if not path.is_file():
         raise FigureError(f"{path}: no such figure script")
     digest = source_hash(path)
     cached = _cache_dir() / f"{digest}.svg"
-    caption_file = cached.with_suffix(".caption")
-    if cached.is_file() and caption_file.is_file():
-        return (
-            cached.read_text(encoding="utf-8"),
-            caption_file.read_text(encoding="utf-8"),
-            digest,
-        )
-    try:
-        data, caption = _draw(path, "svg")
-    except FigureError:
-        raise
-    except Exception as exc:  # an author's script: report, never crash the load
-        raise FigureError(
-            f"{path}: draw() failed: {type(exc).__name__}: {exc}"
-        ) from exc
-    svg = data.decode("utf-8")
-    try:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(svg, encoding="utf-8")
-        caption_file.write_text(caption, encoding="utf-8")
-        tmp.replace(cached)
-    except OSError:
-        pass  # a read-only checkout still renders, just without the cache
+    hit = _cached(cached)
+    if hit is not None:
+        return (*hit, digest)
+    with _render_lock(cached):
+        hit = _cached(cached)  # drawn by another process while we waited
+        if hit is not None:
+            return (*hit, digest)
+        try:
+            data, caption = _draw(path, "svg")
+        except FigureError:
+            raise
+        except Exception as exc:  # an author's script: report, never crash the load
+            raise FigureError(
+                f"{path}: draw() failed: {type(exc).__name__}: {exc}"
+            ) from exc
+        svg = data.decode("utf-8")
+        try:
+            tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(svg, encoding="utf-8")
+            cached.with_suffix(".caption").write_text(caption, encoding="utf-8")
+            tmp.replace(cached)  # last: the SVG's presence means both are whole
+        except OSError:
+            pass  # a read-only checkout still renders, just without the cache
     return svg, caption, digest
+
+
+def _cached(svg_file: Path) -> tuple[str, str] | None:
+    caption_file = svg_file.with_suffix(".caption")
+    try:
+        return (
+            svg_file.read_text(encoding="utf-8"),
+            caption_file.read_text(encoding="utf-8"),
+        )
+    except OSError:
+        return None
+
+
+@contextlib.contextmanager
+def _render_lock(svg_file: Path):
+    """An exclusive lock on this figure's hash, held while it is drawn; none
+    where the cache cannot be written (then each process draws its own)."""
+    import fcntl
+
+    try:
+        svg_file.parent.mkdir(parents=True, exist_ok=True)
+        lock = open(svg_file.with_suffix(".lock"), "a")  # noqa: SIM115
+    except OSError:
+        yield
+        return
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
+import threading
 from html.parser import HTMLParser
 
 import pytest
 
-from quiz.content.figures import figure_names, figure_render, main
+from quiz.content.figures import figure_names, figure_render, main, source_hash
 from quiz.content.loader import content_load
 from quiz.content.markdown import render_markdown
 from quiz.content.tree import ContentError
@@ -22,6 +25,10 @@ def draw(fig):
     ax.bar(["left", "right"], [{left}, 7])
     ax.set_title("total {{}}".format({left} + 7))
 """
+
+
+# The suite's own cache (var/figures unless set), read before a test changes it.
+SHARED_CACHE = os.environ.get("FIGURE_CACHE_DIR")
 
 
 @pytest.fixture(autouse=True)
@@ -133,11 +140,48 @@ def test_the_preview_command_writes_a_png(content_tree, tmp_path, capsys):
     assert "error" in capsys.readouterr().out
 
 
-def test_every_figure_script_in_content_renders():
-    """The real figures: each draws without error and says what it shows."""
+def test_every_figure_script_in_content_renders(monkeypatch):
+    """The real figures: each draws without error and says what it shows.
+
+    Into the suite's shared cache, as production's loads share theirs: on a
+    clean checkout each script is drawn once in the whole run, by whichever
+    test or loader gets to it first, and a cached SVG is this script's own
+    (the cache key hashes the script and the render settings).
+    """
+    if SHARED_CACHE is None:
+        monkeypatch.delenv("FIGURE_CACHE_DIR")
+    else:
+        monkeypatch.setenv("FIGURE_CACHE_DIR", SHARED_CACHE)
     for path in sorted((PROJECT_ROOT / "content" / "figures").glob("*.py")):
         svg, caption, _ = figure_render(path)
         assert "<svg" in svg and caption, path.name
+
+
+def test_a_figure_being_drawn_elsewhere_is_waited_for_not_drawn_again(
+    content_tree, tmp_path
+):
+    """Two loads at once draw a figure once: the second waits on the first's
+    lock and takes its SVG (here the first is this test, holding the lock)."""
+    drawn = tmp_path / "drawn"
+    script = BARS.format(left=3) + f"\nopen({str(drawn)!r}, 'a').write('x')\n"
+    content_tree.raw("figures/bars.py", script)
+    path = content_tree.root / "figures" / "bars.py"
+    digest = source_hash(path)
+    cache = tmp_path / "figure-cache"
+    cache.mkdir()
+    result = {}
+    with open(cache / f"{digest}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        waiter = threading.Thread(target=lambda: result.update(r=figure_render(path)))
+        waiter.start()
+        waiter.join(timeout=0.5)
+        assert waiter.is_alive(), "it drew instead of waiting for the lock"
+        (cache / f"{digest}.caption").write_text("Drawn elsewhere")
+        (cache / f"{digest}.svg").write_text("<svg>elsewhere</svg>")
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    waiter.join(timeout=60)
+    assert result["r"] == ("<svg>elsewhere</svg>", "Drawn elsewhere", digest)
+    assert not drawn.exists()
 
 
 THREADS = """
