@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import doctest
 import os
 import re
@@ -80,6 +81,50 @@ def lesson_blocks():
             yield pytest.param(
                 path, line, code, needs_real, line in exact, id=f"{rel}:{line}"
             )
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _each_model_built_once():
+    """Lessons build GPT-2 small in sixty-odd blocks; a build draws 124M
+    seeded weights, which took most of this module's time. Here the first
+    build of each (config, seed, tied) is kept and every call gets a deep
+    copy of it: the same bit-identical weights build_model promises in any
+    process (test_a_kept_build_is_a_fresh_build checks), and a copy of its
+    own to change."""
+    import grading_engine.reference as reference
+    from grading_engine.reference import model
+
+    original = model.build_model
+    built: dict[tuple, object] = {}
+
+    def build_model(config, *, seed: int = 0, tied: bool | None = None):
+        key = (repr(config), seed, tied)
+        if key not in built:
+            built[key] = original(config, seed=seed, tied=tied)
+        return copy.deepcopy(built[key])
+
+    reference.build_model = model.build_model = build_model
+    try:
+        yield original
+    finally:
+        reference.build_model = model.build_model = original
+
+
+def test_a_kept_build_is_a_fresh_build(_each_model_built_once):
+    """What _each_model_built_once hands out: equal weights, the tie kept,
+    eval mode, and a copy whose change leaves the next one untouched."""
+    import torch
+    from grading_engine.reference import build_model
+
+    original = _each_model_built_once
+    assert build_model is not original  # the fixture is in force here
+    first = build_model("tiny", seed=3)
+    first.transformer.wte.weight.data.zero_()
+    again, fresh = build_model("tiny", seed=3), original("tiny", seed=3)
+    assert not again.training and again.lm_head.weight is again.transformer.wte.weight
+    fresh_state = fresh.state_dict()
+    for name, tensor in again.state_dict().items():
+        assert torch.equal(tensor, fresh_state[name]), name
 
 
 @pytest.mark.parametrize(
