@@ -96,16 +96,24 @@ def _relative(path: Path, root: Path) -> str:
 
 
 def content_load(
-    *, root: Path, progress: Callable[[int, int, str, str], None] | None = None
+    *,
+    root: Path,
+    progress: Callable[[int, int, str, str], None] | None = None,
+    figures: bool = True,
 ) -> LoadReport:
     """Load the content tree into the database, all or nothing.
 
     Idempotent: a second run reports everything unchanged. Lessons in the
     database that no file describes any more are reported, never deleted.
+    `figures=False` leaves the figures out (neither drawn nor stored: the
+    lessons show none until a full load), for a server that needs the
+    exercises and lessons but never a lesson page, such as the learner
+    client's test server.
     """
     root = Path(root)
     tree = read_content_tree(root)
-    figures = _render_figures(tree, root)  # slow part, outside the transaction
+    # The slow part (drawing every figure), outside the transaction.
+    figures = _render_figures(tree, root) if figures else {}
     report = LoadReport()
     diagnoses = root / DIAGNOSES_FILE
     total = len(tree.files) + len(figures) + diagnoses.is_file()

@@ -15,6 +15,11 @@ import yaml
 from quiz.content.exercise_store import exercise_store
 from quiz.content.figures import FIGURE_DIR, figure_names, figure_path
 
+# libyaml's loader where PyYAML was built with it: the same documents, about
+# fifteen times faster than the pure-Python one (the content tree is ~130
+# YAML documents, parsed on every load).
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 SECTION_FILE = "_section.md"
 EXERCISE_DIR = "exercises"
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -111,8 +116,8 @@ def _load_yaml(
     text: str, path: Path, first_line: int, problems: list
 ) -> _Mapping | None:
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        node = yaml.compose(text, Loader=_LOADER)
+        data = yaml.load(text, Loader=_LOADER)  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line = first_line + (mark.line if mark else 0)

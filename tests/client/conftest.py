@@ -3,15 +3,28 @@
 One per test session (the client tests share an xdist group), on a database
 of its own with the course content loaded, so the `course` command, the
 notebook magics and the parity test talk HTTP to what a learner would.
+
+What it costs is start-up, so it starts each thing once and in parallel:
+one Django process (DjangoShell) migrates, loads the content and then runs
+every test's set-up code (users, expired tokens), where a `manage.py` or
+`python -c` per step would set Django (and torch) up again each time; the
+web server starts while the worker warms its sandbox pool; the content is
+loaded without the lessons' figures (no test here reads a lesson page; the
+full load with figures is tested in tests/quiz and tests/pipeline) and once
+the worker is up, so its start-up measures no budget: the first grade of an
+exercise measures its own, as after a content load on a running site.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import queue
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,21 +41,100 @@ PASSWORD = "client-Secret-123"
 ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 
 
+# Reads one line of Python source (JSON-encoded) at a time, runs it with
+# Django set up, answers one JSON line: what it printed, and whether it raised.
+_SHELL = r"""
+import contextlib, io, json, sys, traceback
+import django
+django.setup()
+answer = sys.stdout
+for line in sys.stdin:
+    printed = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(printed):
+            exec(compile(json.loads(line), "<course_server>", "exec"), {})
+        reply = {"ok": True, "out": printed.getvalue()}
+    except BaseException:
+        reply = {"ok": False, "out": printed.getvalue() + traceback.format_exc()}
+    answer.write(json.dumps(reply) + "\n")
+    answer.flush()
+"""
+
+
+class DjangoShell:
+    """One long-lived Django process on a stack's database, running code sent
+    to it: set-up code then costs milliseconds, not a Django (and torch)
+    import per call."""
+
+    def __init__(self, stack: Stack):
+        self.log = tempfile.mktemp(prefix="django-shell-", suffix=".log")
+        with open(self.log, "w") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", _SHELL],
+                cwd=PROJECT_ROOT,
+                env=stack.env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+                start_new_session=True,
+            )
+        self.replies: queue.Queue = queue.Queue()
+        self.lock = threading.Lock()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self.replies.put(json.loads(line))
+        self.replies.put(None)  # it exited
+
+    def run(self, code: str, timeout: float = 300) -> str:
+        """Run `code`; what it printed, or a failed assertion with its traceback."""
+        with self.lock:
+            self.proc.stdin.write(json.dumps(code) + "\n")
+            self.proc.stdin.flush()
+            try:
+                reply = self.replies.get(timeout=timeout)
+            except queue.Empty:
+                raise AssertionError(f"no answer in {timeout} s to:\n{code}") from None
+        assert reply is not None, Path(self.log).read_text()
+        assert reply["ok"], reply["out"]
+        return reply["out"]
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
 @dataclass
 class CourseServer:
     url: str
     stack: Stack
+    shell: DjangoShell
+
+    def python(self, code: str) -> str:
+        """Run `code` with Django set up on this server's database."""
+        return self.shell.run(code)
 
     def user(self, username: str) -> str:
         """A fresh learner with PASSWORD; returns the username."""
-        self.stack.python(
+        self.python(
             "from django.contrib.auth.models import User\n"
             f"User.objects.create_user({username!r}, password={PASSWORD!r})\n"
         )
         return username
 
-    def gunicorn(self, **env: str) -> str:
+    def gunicorn(self, *, workers: int = 2, **env: str) -> str:
         """Another web process on this database (e.g. with other limits)."""
+        return self.gunicorn_up(self.gunicorn_start(workers=workers, **env))
+
+    def gunicorn_start(self, *, workers: int = 2, **env: str):
+        """Start a web process; gunicorn_up() waits for it."""
         port = free_port()
         log = open(tempfile.mktemp(prefix="gunicorn-", suffix=".log"), "w")  # noqa: SIM115
         proc = subprocess.Popen(
@@ -54,7 +146,7 @@ class CourseServer:
                 "--bind",
                 f"127.0.0.1:{port}",
                 "--workers",
-                "2",
+                str(workers),
                 "--threads",
                 "4",
                 "--timeout",
@@ -67,7 +159,10 @@ class CourseServer:
             start_new_session=True,
         )
         self.stack.workers.append(proc)  # stopped with the workers
-        url = f"http://127.0.0.1:{port}"
+        return proc, f"http://127.0.0.1:{port}", log
+
+    def gunicorn_up(self, started) -> str:
+        proc, url, log = started
 
         def up() -> bool:
             assert proc.poll() is None, Path(log.name).read_text()
@@ -100,17 +195,24 @@ def course_server():
         SUBMISSION_RATE="10000/min",
         GRADER_TIMEOUT_SECONDS="60",
     )
+    shell = DjangoShell(stack)
     try:
-        stack.manage("migrate", "-v0")
-        # One torch thread for the figures: on a busy 2-core machine two
-        # spinning OpenMP threads per process slowed this step tenfold.
-        stack.manage("load_content", timeout=900, OMP_NUM_THREADS="1")
+        shell.run(
+            "from django.core.management import call_command\n"
+            "call_command('migrate', verbosity=0)\n"
+        )
         worker = stack.start_worker(slots=2)
-        server = CourseServer(url="", stack=stack)
-        server.url = server.gunicorn()
+        server = CourseServer(url="", stack=stack, shell=shell)
+        web = server.gunicorn_start()  # starts while the worker warms up
         stack.wait_ready(worker)
+        shell.run(
+            "from django.core.management import call_command\n"
+            "call_command('load_content', '--no-figures', verbosity=0)\n"
+        )
+        server.url = server.gunicorn_up(web)
         yield server
     finally:
+        shell.close()
         stack.stop_workers()  # the web processes too (CourseServer.gunicorn)
         _database(name, drop=True)
 

@@ -157,7 +157,7 @@ def test_every_bad_input_is_one_line_and_exit_code_2(course_server, course_home)
     assert gone.status_code == 204
     refused(course(home, "exercises"), "expired or revoked", "course login")
     log_in(course_server, home, user)
-    course_server.stack.python(
+    course_server.python(
         "from datetime import timedelta\n"
         "from django.utils import timezone\n"
         "from quiz.core.models import ApiToken\n"
@@ -178,7 +178,7 @@ def test_rate_limits_say_when_to_try_again(course_server, course_home):
     )
     assert " s (at " in line
 
-    strict = course_server.gunicorn(SUBMISSION_RATE="1/min")
+    strict = course_server.gunicorn(workers=1, SUBMISSION_RATE="1/min")
     log_in(course_server, home, course_server.user("cli-throttled"), url=strict)
     (home / "right.py").write_text(TIE["solution"])
     first = course(home, "submit", "tie-weights", "right.py")
@@ -286,7 +286,7 @@ def test_each_client_has_its_own_token(course_server, course_home, tmp_path):
     refused(course(laptop, "tokens", "revoke", "999999"), "no token")
     refused(course(laptop, "tokens", "revoke", "abc"), "invalid int")
 
-    course_server.stack.python(
+    course_server.python(
         "from django.contrib.auth.models import User\n"
         f"u = User.objects.get(username={user!r})\n"
         "u.set_password('another-Secret-456')\n"

@@ -1,41 +1,90 @@
-"""Same verdict, proven: every exercise's reference and known wrong solutions
-get the same visible checks from `course check` as from the server.
+"""Same verdict, proven: `course check` gives the visible checks the server gives.
 
-The local side calls the function `course check` runs (course.actions.check:
-the engine in a child process, visible cases only); the server side submits
-through the API to gunicorn and a Celery worker, as `course submit` does.
+Three tiers:
+
+1. Structure, every exercise (no web server): the exercise file the client
+   stores (GET /api/v1/exercises/<slug>/, saved and read back by
+   course.store) makes `course.local.check` call the engine's `grade` with
+   the harness and entry point the server's `exercise_grade` uses for that
+   Exercise row, and the engine then judges the same visible cases with the
+   same tolerances in force, for the row as shipped and as an admin would
+   tune it (rtol/atol, budget, lane). Recorded by thin wrappers around the
+   engine's `grade` and `judge` that call the real functions.
+2. Verdicts, every known solution (reference, wrong and right ones):
+   `course.local.check` on the stored file (the client's fork server,
+   visible cases only, in a process of its own as on a learner's machine)
+   and the server's `exercise_grade` with the production runner (a warm
+   sandbox pool, one per module; a plain child process where bubblewrap is
+   missing) give the same visible checks, numbers masked.
+3. End to end, a sample: one exercise's reference and every known wrong
+   solution submitted through gunicorn and a Celery worker, as `course
+   submit` does, against `course check`. The whole set that way is the
+   exhaustive tier (--exhaustive).
 """
 
 from __future__ import annotations
 
+import copy
+import json
+import os
+import queue
 import re
+import shutil
+import subprocess
+import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 import yaml
-from course import actions
+from course import actions, local, store
+from grading_engine import grading
+from grading_engine.exercises.base import load_harness
 
 from tests.client.conftest import PASSWORD
 from tests.conftest import PROJECT_ROOT
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("client")]
+pytestmark = pytest.mark.slow
 
 # A number, with thousands separators but never the comma after it: "got
 # 1e-05, expected" and "got 0.25, expected" must mask alike.
 NUMBER = re.compile(
     r"[-+]?(?:\d+(?:[,_]\d{3})*(?:\.\d*)?|\.\d+)(?:e[-+]?\d+)?", re.IGNORECASE
 )
+SPECS = {
+    spec["slug"]: spec
+    for spec in (
+        # libyaml's loader: at collection, in every xdist worker.
+        yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
+        for path in sorted((PROJECT_ROOT / "content/exercises").glob("*.yaml"))
+    )
+}
+SLUGS = sorted(SPECS)
+SEED = 20_240_611  # the server's draw, fixed so a failure replays
+# The sample that goes through gunicorn + Celery: a heavy exercise (GPT-2
+# small) with options of its own, and eleven known solutions.
+SAMPLE = "gpt2-forward"
+SANDBOX = shutil.which("bwrap") is not None
+TOLERANCE_NAMES = [key.upper() for key in grading.TOLERANCE_OPTIONS]
+
+
+def known_solutions(spec: dict, *, rights: bool = True) -> list[tuple[str, str]]:
+    """(which, code) for the reference, the wrong and the right solutions."""
+    found = [("reference", spec["solution"])]
+    found += [(f"wrong: {w['name']}", w["code"]) for w in spec["wrong_solutions"]]
+    if rights:
+        found += [(f"right: {r['name']}", r["code"]) for r in spec["right_solutions"]]
+    return found
 
 
 def solutions() -> list[tuple[str, str, str]]:
     """(slug, which, code) for every reference and known wrong solution."""
-    found = []
-    for path in sorted((PROJECT_ROOT / "content/exercises").glob("*.yaml")):
-        spec = yaml.safe_load(path.read_text())
-        found.append((spec["slug"], "reference", spec["solution"]))
-        for wrong in spec.get("wrong_solutions") or []:
-            found.append((spec["slug"], f"wrong: {wrong['name']}", wrong["code"]))
-    return found
+    return [
+        (slug, which, code)
+        for slug in SLUGS
+        for which, code in known_solutions(SPECS[slug], rights=False)
+    ]
 
 
 def visible(verdict: dict) -> list[tuple]:
@@ -53,44 +102,331 @@ def visible(verdict: dict) -> list[tuple]:
     ]
 
 
-def test_course_check_and_the_server_agree_on_every_known_solution(
-    course_server, course_home
-):
-    user = course_server.user("parity")
-    actions.login(course_server.url, user, PASSWORD)
-    todo = solutions()
-    assert len({slug for slug, _, _ in todo}) >= 60
+def disagreements(which: str, mine: dict, theirs: dict) -> list[str]:
+    """Why a local verdict (`mine`) and the server's (`theirs`) differ, if they do."""
+    problems = []
+    assert mine["local"] is True and not any(c.get("hidden") for c in mine["checks"])
+    if which == "reference" or which.startswith("right: "):
+        if not mine["status"] == theirs["status"] == "passed":
+            problems.append(f"{which}: {mine['status']} here, {theirs['status']} there")
+    elif theirs["status"] == "passed":
+        problems.append(f"{which}: the server passed a known wrong solution")
+    if theirs["status"] == "error" and all(c.get("hidden") for c in theirs["checks"]):
+        # It crashed in a hidden case, which a local check never runs.
+        if mine["status"] == "error":
+            problems.append(f"{which}: crashed in a visible case here only")
+        return problems
+    if visible(mine) != visible(theirs):
+        problems.append(f"{which}:\n  here  {visible(mine)}\n  there {visible(theirs)}")
+    return problems
 
+
+# -- the stored exercises and the two runners -------------------------------
+
+
+@pytest.fixture(scope="module")
+def stored(django_db_setup, django_db_blocker, tmp_path_factory):
+    """For every exercise: its Exercise row and the file the client stores,
+    as shipped and as tuned in the admin ({"shipped"|"tuned": (row, json)}).
+
+    The content's lessons and exercises are loaded by the production loader
+    (without drawing the lessons' figures), the files fetched through the
+    API, saved and read back by the client's store; then it is all rolled
+    back. Grading reads only the rows' fields, so the tests need no database.
+    """
+    from django.contrib.auth.models import User
+    from django.db import transaction
+    from rest_framework.test import APIClient
+
+    from grader.models import Exercise
+    from grader.verify import exercise_options_problems, harness_option_keys
+    from quiz.content.loader import content_load
+
+    found: dict[str, dict[str, tuple]] = {}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("COURSE_CONFIG_DIR", str(tmp_path_factory.mktemp("course")))
+        with django_db_blocker.unblock(), transaction.atomic():
+            content_load(root=PROJECT_ROOT / "content", figures=False)
+            api = APIClient()
+            api.force_authenticate(User.objects.create_user("parity-learner"))
+
+            def fetched(row: Exercise) -> tuple:
+                response = api.get(f"/api/v1/exercises/{row.slug}/")
+                assert response.status_code == 200, response.content
+                store.exercise_save(response.json())
+                return copy.deepcopy(row), store.exercise_load(row.slug)
+
+            for row in Exercise.objects.order_by("slug"):
+                found[row.slug] = {"shipped": fetched(row)}
+                # What an admin may set: every option the harness accepts, the
+                # tolerances away from the harness's own.
+                module = load_harness(row.harness)
+                tuned = {}
+                for key in harness_option_keys(harness=row.harness):
+                    if key.upper() in TOLERANCE_NAMES:
+                        tuned[key] = min(1.0, 3 * getattr(module, key.upper()) or 1e-3)
+                tuned.update(time_budget_seconds=30, lane="heavy")
+                problems = exercise_options_problems(harness=row.harness, options=tuned)
+                assert not problems, (row.slug, problems)
+                row.options = tuned
+                row.save()
+                found[row.slug]["tuned"] = fetched(row)
+            transaction.set_rollback(True)
+    assert sorted(found) == SLUGS
+    return found
+
+
+@pytest.fixture(scope="module")
+def server_runner():
+    """The production runner as `exercise_grade` gets it: this process's
+    "pool" runner, a warm sandbox pool (one slot) made for this module."""
+    from grading_engine.harness.subprocess_runner import SubprocessRunner
+
+    from grader import process_runner
+
+    with pytest.MonkeyPatch.context() as patch:
+        if not SANDBOX:
+            runner = SubprocessRunner()
+            patch.setitem(process_runner._runners, "pool", runner)
+            yield runner
+            return
+        from grading_engine.sandbox import WarmPool
+
+        with WarmPool(1) as pool:
+            patch.setitem(process_runner._runners, "pool", pool)
+            yield pool
+
+
+@pytest.fixture(scope="module")
+def local_runner():
+    """The client's own fork server, for this module alone."""
+    from course.forkrunner import ForkRunner
+
+    fresh = ForkRunner()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("course.forkrunner._runner", fresh)
+        yield fresh
+    if fresh.server:
+        fresh.server.kill()
+        fresh.server.wait()
+
+
+# The learner's side of tier 2 in a process of its own, as on a learner's
+# machine: course.local.check with the client's own fork server, one request
+# (a JSON line: exercise file and code) at a time, one verdict line each.
+# Judging runs torch in the parent of each runner, so two processes share
+# the two cores (one torch thread each) where two threads of one process
+# would share torch's global state.
+_CLIENT = r"""
+import json, os, sys
+answer = os.fdopen(os.dup(1), "w")
+os.dup2(2, 1)  # whatever else prints goes to stderr
+from course import local
+for line in sys.stdin:
+    request = json.loads(line)
+    verdict = local.check(request["exercise"], request["code"])
+    answer.write(json.dumps(verdict) + "\n")
+    answer.flush()
+"""
+
+
+class ClientProcess:
+    """`course.local.check` in another process; answers in request order."""
+
+    def __init__(self):
+        env = {**os.environ, "OMP_NUM_THREADS": "1"}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _CLIENT],
+            cwd=PROJECT_ROOT,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self.replies: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self.replies.put(json.loads(line))
+        self.replies.put(None)  # it exited
+
+    def send(self, exercise: dict, code: str) -> None:
+        self.proc.stdin.write(json.dumps({"exercise": exercise, "code": code}) + "\n")
+        self.proc.stdin.flush()
+
+    def verdict(self) -> dict:
+        reply = self.replies.get(timeout=600)
+        assert reply is not None, "the client process died (its stderr is above)"
+        return reply
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.fixture(scope="module")
+def client_process():
+    client = ClientProcess()
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """This process judges while the client process judges: one torch thread
+    each, so they share the two cores. Put back afterwards."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def server_grade(row, code: str) -> dict:
+    from grader.process_runner import exercise_grade
+
+    return exercise_grade(exercise=row, code=code, seed=SEED, runner_kind="pool")
+
+
+# -- 1. the same call -------------------------------------------------------
+
+
+class Recorder:
+    """Wraps the engine's `grade` (as the server and the client call it) and
+    `judge`; each call records what it was given and the tolerances in force
+    while it judged, then runs the real function."""
+
+    def __init__(self, patch: pytest.MonkeyPatch):
+        from grader import process_runner
+
+        self.calls: list[dict] = []
+        real_grade, real_judge = grading.grade, grading.judge
+
+        def grade(**kwargs):
+            self.calls.append(
+                {
+                    "harness": kwargs["harness"],
+                    "entry_point": kwargs["entry_point"],
+                    "visible_only": kwargs.get("visible_only", False),
+                }
+            )
+            return real_grade(**kwargs)
+
+        def judge(module, cases, outcome, **kwargs):
+            self.calls[-1]["tolerances"] = {
+                name: getattr(module, name)
+                for name in TOLERANCE_NAMES
+                if hasattr(module, name)
+            }
+            self.calls[-1]["visible cases"] = json.dumps(
+                [case for case in cases if not case.get("hidden")], sort_keys=True
+            )
+            return real_judge(module, cases, outcome, **kwargs)
+
+        # course.local imports grade when it checks; grader.process_runner
+        # bound it at import.
+        patch.setattr(grading, "grade", grade)
+        patch.setattr(process_runner, "grade", grade)
+        patch.setattr(grading, "judge", judge)
+
+    def one(self, run) -> dict:
+        """The one engine call `run()` makes, as recorded."""
+        before = len(self.calls)
+        run()
+        assert len(self.calls) == before + 1, self.calls[before:]
+        return self.calls[-1]
+
+
+# Code the child runs at once and fails (no entry point): what the engine is
+# called with does not depend on the code, and judging it costs nothing.
+NOTHING_YET = "# nothing written yet\n"
+
+
+@pytest.mark.django_db  # the database `stored` uses (the tests use none)
+@pytest.mark.xdist_group("client-parity")
+@pytest.mark.parametrize("slug", SLUGS)
+def test_a_local_check_grades_with_the_servers_harness_cases_and_tolerances(
+    stored, server_runner, local_runner, monkeypatch, slug
+):
+    recorder = Recorder(monkeypatch)
+    for variant, (row, exercise) in stored[slug].items():
+        there = recorder.one(lambda: server_grade(row, NOTHING_YET))  # noqa: B023
+        here = recorder.one(lambda: local.check(exercise, NOTHING_YET))  # noqa: B023
+        assert there.pop("visible_only") is False and here.pop("visible_only") is True
+        assert there["visible cases"] != "[]", "an exercise with no visible case"
+        wanted = {
+            key.upper(): float(value)
+            for key, value in row.options.items()
+            if key.upper() in there["tolerances"]
+        }
+        assert wanted.items() <= there["tolerances"].items(), (variant, row.options)
+        assert here == there, (
+            f"{slug} ({variant}, options {row.options}): the client's check is "
+            f"not the server's grade:\n  here  {here}\n  there {there}"
+        )
+
+
+# -- 2. the same verdicts ---------------------------------------------------
+
+
+@pytest.mark.django_db  # the database `stored` uses (the tests use none)
+@pytest.mark.xdist_group("client-parity")
+@pytest.mark.parametrize("slug", SLUGS)
+def test_the_client_and_the_server_agree_on_every_known_solution(
+    stored, server_runner, client_process, one_torch_thread, slug
+):
+    row, exercise = stored[slug]["shipped"]
+    todo = known_solutions(SPECS[slug])
+    for _, code in todo:
+        client_process.send(exercise, code)  # checked there meanwhile
+    theirs = [server_grade(row, code).to_dict() for _, code in todo]
+    mine = [client_process.verdict() for _ in todo]
+    problems = []
+    for (which, _), here, there in zip(todo, mine, theirs, strict=True):
+        problems += disagreements(which, {"local": True, **here}, there)
+    assert not problems, f"{slug}: " + "\n".join(problems)
+
+
+# -- 3. through the web server and a worker ---------------------------------
+
+
+def submit_and_check(server, username: str, todo: list[tuple[str, str, str]]):
+    """Each (slug, which, code) through `course submit` and `course check`."""
+    actions.login(server.url, server.user(username), PASSWORD)
     with ThreadPoolExecutor(max_workers=4) as pool:
         remote = [
             pool.submit(actions.submit, s, code, wait=1200) for s, _, code in todo
         ]
-        local = [actions.check(slug, code) for slug, _, code in todo]
-        server = [future.result() for future in remote]
-
+        local_ = [actions.check(slug, code) for slug, _, code in todo]
+        server_ = [future.result() for future in remote]
     problems = []
-    for (slug, which, _), mine, theirs in zip(todo, local, server, strict=True):
-        assert mine["local"] is True and not any(
-            c.get("hidden") for c in mine["checks"]
-        )
-        if which == "reference" and not (
-            mine["status"] == theirs["status"] == "passed"
-        ):
-            problems.append(
-                f"{slug} {which}: {mine['status']} here, {theirs['status']} there"
-            )
-        if which != "reference" and theirs["status"] == "passed":
-            problems.append(f"{slug} {which}: the server passed a known wrong solution")
-        crashed_hidden = theirs["status"] == "error" and all(
-            c.get("hidden") for c in theirs["checks"]
-        )
-        if crashed_hidden:
-            # It crashed in a hidden case, which a local check never runs.
-            if mine["status"] == "error":
-                problems.append(f"{slug} {which}: crashed in a visible case here only")
-            continue
-        if visible(mine) != visible(theirs):
-            problems.append(
-                f"{slug} {which}:\n  here  {visible(mine)}\n  there {visible(theirs)}"
-            )
+    for (slug, which, _), mine, theirs in zip(todo, local_, server_, strict=True):
+        problems += [f"{slug} {p}" for p in disagreements(which, mine, theirs)]
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.xdist_group("client")
+def test_course_check_and_submit_agree_through_the_web_server(
+    course_server, course_home
+):
+    todo = [(slug, which, code) for slug, which, code in solutions() if slug == SAMPLE]
+    assert len(todo) >= 5
+    submit_and_check(course_server, "parity-sample", todo)
+    saved = Path(course_home / "config/exercises" / f"{SAMPLE}.json")
+    assert json.loads(saved.read_text())["harness"] == SPECS[SAMPLE]["harness"]
+
+
+@pytest.mark.exhaustive
+@pytest.mark.xdist_group("client")
+def test_course_check_and_the_server_agree_on_every_known_solution(
+    course_server, course_home
+):
+    todo = solutions()
+    assert len({slug for slug, _, _ in todo}) >= 60
+    submit_and_check(course_server, "parity", todo)

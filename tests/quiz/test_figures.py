@@ -79,6 +79,28 @@ def test_load_content_stores_referenced_figures_and_updates_them(content_tree):
 
 
 @pytest.mark.django_db
+def test_load_content_can_leave_the_figures_out(content_tree, tmp_path):
+    """`load_content --no-figures` (the learner client's test server): the
+    lessons load, no figure is drawn or stored; a full load adds them."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from quiz.models import Lesson
+
+    with_figure(content_tree)
+    out = StringIO()
+    call_command("load_content", str(content_tree.root), "--no-figures", stdout=out)
+    assert "Loaded" in out.getvalue()
+    assert Lesson.objects.filter(slug="first-lesson").exists()
+    assert not Figure.objects.exists()
+    assert not list((tmp_path / "figure-cache").glob("*.svg"))  # never drawn
+    report = content_load(root=content_tree.root)
+    assert "figure bars" in report.created
+    assert "total 10" in Figure.objects.get(name="bars").svg
+
+
+@pytest.mark.django_db
 def test_a_missing_script_is_named_with_the_lesson_line(content_tree):
     body = "## What you need to know\n\nText.\n\n![Gone](figure:nowhere)\n"
     path = content_tree.lesson("basics", 1, "first-lesson", body=body)

@@ -14,8 +14,14 @@ class Command(BaseCommand):
         parser.add_argument(
             "path", nargs="?", default=None, help="Content folder (default: content/)."
         )
+        parser.add_argument(
+            "--no-figures",
+            action="store_true",
+            help="Leave the lessons' figures out (neither drawn nor stored), "
+            "for a server whose lesson pages nobody reads (a test server).",
+        )
 
-    def handle(self, *args, path=None, **options):
+    def handle(self, *args, path=None, no_figures=False, **options):
         root = Path(path) if path else settings.CONTENT_DIR
         width = 0
 
@@ -25,7 +31,7 @@ class Command(BaseCommand):
             self.stdout.write(f"[{step:>{width}}/{total}] {outcome:<9} {label}")
 
         try:
-            report = content_load(root=root, progress=progress)
+            report = content_load(root=root, progress=progress, figures=not no_figures)
         except ContentError as exc:
             count = len(exc.problems)
             raise CommandError(
