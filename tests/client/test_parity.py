@@ -116,8 +116,18 @@ def disagreements(which: str, mine: dict, theirs: dict) -> list[str]:
         if mine["status"] == "error":
             problems.append(f"{which}: crashed in a visible case here only")
         return problems
-    if visible(mine) != visible(theirs):
-        problems.append(f"{which}:\n  here  {visible(mine)}\n  there {visible(theirs)}")
+    here, there = visible(mine), visible(theirs)
+    if here != there:
+        at = next(
+            (i for i, (a, b) in enumerate(zip(here, there)) if a != b),
+            min(len(here), len(there)),
+        )
+        problems.append(
+            f"{which}: {len(here)} visible checks here, {len(there)} there; "
+            f"the first that differs (#{at + 1}):\n"
+            f"  here  {here[at] if at < len(here) else '(none)'}\n"
+            f"  there {there[at] if at < len(there) else '(none)'}"
+        )
     return problems
 
 
