@@ -175,30 +175,41 @@ def _named_case_that_catches(module, fn, draws, required, seen) -> tuple[str, st
     )
 
 
-@pytest.mark.parametrize("slug", SLUGS)
-def test_every_draw_holds_a_case_that_catches_each_wrong_solution(slug):
+def _past_the_visible_cases(slug: str):
+    """(module, draws, [(name, fn)]) for the wrong solutions that the visible
+    cases miss: those alone depend on what each draw holds (the visible
+    cases are the same on every seed)."""
     spec = load_spec(slug)
     module = load_harness(spec["harness"])
     visible = [c for c in module.make_cases(SEEDS[0]) if not c["hidden"]]
     draws = _hidden_draws(module)
-    required = _required_names(draws)
-
-    missed, drawn = {}, False
+    drawn = []
     for wrong in spec["wrong_solutions"]:
         fn = submitted_function(slug, wrong["code"])
-        if _fails(module, fn, visible):
-            continue  # the visible cases are the same on every seed
-        drawn = True
-        name, why = _named_case_that_catches(module, fn, draws, required, {})
-        if not name:
-            missed[wrong["name"]] = why
-    assert not missed, "\n".join(f"{k}: {v}" for k, v in missed.items())
+        if not _fails(module, fn, visible):
+            drawn.append((wrong["name"], fn))
+    return module, draws, drawn
+
+
+def _reference_fails_on(slug: str, module, draws, seeds) -> list[int]:
+    reference = submitted_function(slug, load_spec(slug)["solution"])
+    seen: dict = {}
+    return [seed for seed in seeds if _fails(module, reference, draws[seed], seen)]
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_every_draw_holds_a_case_that_catches_each_wrong_solution(slug):
+    module, draws, drawn = _past_the_visible_cases(slug)
+    required = _required_names(draws)  # checks every draw, whatever is drawn
     if not drawn:
         return  # every known bug fails a visible case: no draw can miss it
-
-    reference = submitted_function(slug, spec["solution"])
-    seen: dict = {}
-    failed = [seed for seed in SPREAD if _fails(module, reference, draws[seed], seen)]
+    missed = {}
+    for name, fn in drawn:
+        case, why = _named_case_that_catches(module, fn, draws, required, {})
+        if not case:
+            missed[name] = why
+    assert not missed, "\n".join(f"{k}: {v}" for k, v in missed.items())
+    failed = _reference_fails_on(slug, module, draws, SPREAD)
     assert not failed, f"the reference fails on seeds {failed}"
 
 
@@ -206,28 +217,17 @@ def test_every_draw_holds_a_case_that_catches_each_wrong_solution(slug):
 @pytest.mark.slow
 @pytest.mark.parametrize("slug", SLUGS)
 def test_every_draw_of_200_catches_every_wrong_solution(slug):
-    spec = load_spec(slug)
-    module = load_harness(spec["harness"])
-    visible = [c for c in module.make_cases(SEEDS[0]) if not c["hidden"]]
-    draws = _hidden_draws(module)
-
-    missed, drawn = {}, False
-    for wrong in spec["wrong_solutions"]:
-        fn = submitted_function(slug, wrong["code"])
-        if _fails(module, fn, visible):
-            continue  # the visible cases are the same on every seed
-        drawn = True
+    module, draws, drawn = _past_the_visible_cases(slug)
+    if not drawn:
+        return  # every known bug fails a visible case: no draw can miss it
+    missed = {}
+    for name, fn in drawn:
         seen: dict = {}
         escaped = [seed for seed in SEEDS if not _fails(module, fn, draws[seed], seen)]
         if escaped:
-            missed[wrong["name"]] = f"passed {len(escaped)}/200, e.g. {escaped[:5]}"
+            missed[name] = f"passed {len(escaped)}/200, e.g. {escaped[:5]}"
     assert not missed, missed
-    if not drawn:
-        return  # every known bug fails a visible case: no draw can miss it
-
-    reference = submitted_function(slug, spec["solution"])
-    seen = {}
-    failed = [seed for seed in SEEDS if _fails(module, reference, draws[seed], seen)]
+    failed = _reference_fails_on(slug, module, draws, SEEDS)
     assert not failed, f"the reference fails on seeds {failed[:10]}"
 
 
