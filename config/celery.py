@@ -44,7 +44,7 @@ def _start_grading(**kwargs) -> None:
             + regrades_requeue_abandoned()
         )
         tasks.wake()
-        if settings.GRADER_RUNNER == "pool":
+        if settings.GRADER_RUNNER == "pool" and settings.GRADER_MEASURE_ON_START:
             submission_grading.with_db_retry(
                 submission_grading.exercises_measure_unmeasured
             )

@@ -5,7 +5,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
-from grading_engine.sandbox.job_clock import wall_backstop
+from grading_engine.sandbox.job_clock import wall_limit
 
 from config.database import database_config
 from config.env import envbool, envint, envlist, envstr
@@ -244,15 +244,21 @@ GRADER_HEAVY_SLOTS = envint(
 )
 GRADER_BURST_SLOTS = envint("GRADER_BURST_SLOTS", 2 * GRADER_POOL_SIZE, minimum=0)
 CELERY_WORKER_CONCURRENCY = GRADER_POOL_SIZE + GRADER_BURST_SLOTS
+# A starting worker measures every exercise that has no budget yet, so the
+# first learners after a deploy meet measured budgets. Off, each is measured
+# by its first grade instead (the test suite's workers, which grade one or
+# two exercises of the course they load).
+GRADER_MEASURE_ON_START = envbool("GRADER_MEASURE_ON_START", True)
 # The cap of every exercise's time budget, in CPU seconds (grader.budgets).
 GRADER_TIMEOUT_SECONDS = envint("GRADER_TIMEOUT_SECONDS", 60, minimum=1)
 # A running row whose worker has held it this long is graded again: longer
-# than any grade may run (the wall-clock backstop of the largest budget,
+# than any grade may run (the wall-clock limit of the largest budget: its
+# backstop, moved by the time a busy machine kept the job from a core,
 # grading_engine.sandbox.job_clock), plus a minute, so a live grade of code
 # that waits is never taken from its worker and graded twice.
 GRADING_LEASE_SECONDS = envint(
     "GRADING_LEASE_SECONDS",
-    math.ceil(wall_backstop(GRADER_TIMEOUT_SECONDS)) + 60,
+    math.ceil(wall_limit(GRADER_TIMEOUT_SECONDS)) + 60,
     minimum=1,
 )
 SWEEP_QUEUED_AFTER_SECONDS = envint("SWEEP_QUEUED_AFTER_SECONDS", 120, minimum=1)

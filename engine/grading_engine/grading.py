@@ -19,7 +19,14 @@ from grading_engine.checks.result import CheckResult
 from grading_engine.checks.tensors import shared_checks
 from grading_engine.exercises.base import load_harness
 from grading_engine.harness.wire import WireError, decode_result
-from grading_engine.runner import CPU_LIMIT, CancelToken, ChildOutcome, Runner, Slow
+from grading_engine.runner import (
+    BUSY_LIMIT,
+    CPU_LIMIT,
+    CancelToken,
+    ChildOutcome,
+    Runner,
+    Slow,
+)
 
 MAX_RESULT_BYTES = 64 * 1024 * 1024
 TOLERANCE_OPTIONS = ("rtol", "atol")
@@ -134,6 +141,10 @@ def tolerances(module, options: dict | None) -> Iterator[None]:
                 setattr(module, name, value)
 
 
+def _cpu_seconds(outcome: ChildOutcome) -> str:
+    return "?" if outcome.cpu_ms is None else f"{outcome.cpu_ms / 1000:.1f} s"
+
+
 def time_limit_message(
     outcome: ChildOutcome, timeout: float, budget: str | None
 ) -> str:
@@ -143,6 +154,14 @@ def time_limit_message(
         return (
             f"used more than {timeout:g} s of CPU time{which} and was stopped: "
             "look for a loop that never ends or work that grows with the input"
+        )
+    if outcome.killed_reason == BUSY_LIMIT:
+        return (
+            f"was still computing after {outcome.duration_ms / 1000:.0f} s of "
+            "wall-clock time on a busy machine, having used "
+            f"{_cpu_seconds(outcome)} of the {timeout:g} s of CPU time it may "
+            f"use{which} and was stopped: look for a loop that never ends or "
+            "work that grows with the input"
         )
     if outcome.cpu_ms is not None:  # the backstop of a CPU-time budget
         return (

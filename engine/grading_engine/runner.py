@@ -41,6 +41,9 @@ CPU_LIMIT = "CPU time limit"
 # The only limit of a runner that measures no CPU time; the sandbox's
 # backstop for a job that waits instead of computing.
 WALL_LIMIT = "wall-clock limit"
+# The sandbox's backstop, reached by a job that was computing but was kept
+# from a core by a busy machine until even the moved backstop passed.
+BUSY_LIMIT = "wall-clock limit on a busy machine"
 
 
 class CancelToken:

@@ -9,7 +9,7 @@ from grading_engine.exercises import kv_cache_bytes
 from grading_engine.grading import grade, judge
 from grading_engine.harness.subprocess_runner import SubprocessRunner
 from grading_engine.harness.wire import VERSION, encode_result
-from grading_engine.runner import CPU_LIMIT, WALL_LIMIT, ChildOutcome
+from grading_engine.runner import BUSY_LIMIT, CPU_LIMIT, WALL_LIMIT, ChildOutcome
 
 KV = "kv-cache-bytes"
 RIGHT = textwrap.dedent(
@@ -95,6 +95,16 @@ def test_the_time_limit_message_says_which_limit_stopped_the_job():
         "ran for 7 s of wall-clock time without finishing, having used 0.0 s of "
         f"the 1.5 s of CPU time it may use, this exercise's time budget ({budget}), "
         "and was stopped at the limit for code that waits"
+    )
+    # Computing, but kept from a core past even the moved backstop: not
+    # blamed on waiting.
+    busy = message(
+        timed_out=True, killed_reason=BUSY_LIMIT, cpu_ms=900.0, duration_ms=13010.0
+    )
+    assert busy.startswith(
+        "was still computing after 13 s of wall-clock time on a busy machine, "
+        "having used 0.9 s of the 1.5 s of CPU time it may use, this exercise's "
+        f"time budget ({budget}), and was stopped: look for a loop"
     )
 
 

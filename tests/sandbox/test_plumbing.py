@@ -11,6 +11,8 @@ import pytest
 from grading_engine.sandbox import cgroups
 from grading_engine.sandbox.pipes import Collector, Stream
 
+from tests.sandbox.conftest import run_attack
+
 pytestmark = pytest.mark.sandbox
 
 
@@ -203,3 +205,21 @@ def test_the_sandbox_entry_point_is_imported_not_run_by_runpy():
     assert (
         done.stderr == "usage: boot zygote FD LIMITS PRELOAD | probe UID|none LIMITS\n"
     )
+
+
+@pytest.mark.slow
+def test_numpy_in_a_job_asks_for_no_huge_pages(pool):
+    """A job's CPU time must not depend on how fragmented the machine's
+    memory is: numpy's huge pages can make a fault compact memory first, in
+    the job's CPU time (grading_engine.sandbox.bwrap.environment)."""
+    verdict = run_attack(
+        pool,
+        """
+        import numpy
+        print("huge pages:", numpy._core.multiarray._get_madvise_hugepage())
+        def tie_weights(model):
+            model.lm_head.weight = model.transformer.wte.weight
+        """,
+    )
+    assert verdict.status == "passed", verdict.checks
+    assert "huge pages: False" in verdict.stdout

@@ -68,6 +68,11 @@ def environment(lib: str = SANDBOX_LIB) -> dict[str, str]:
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
         "OPENBLAS_NUM_THREADS": "1",
+        # numpy asks for transparent huge pages for large arrays; a fault on
+        # one may make the kernel compact memory first, in the job's own CPU
+        # time. The same right answer then cost 0.4 s or 1.8 s of CPU time by
+        # the machine's memory, not its code (0.8 s every time without).
+        "NUMPY_MADVISE_HUGEPAGE": "0",
     }
 
 

@@ -6,6 +6,10 @@ of wall time and be told "time limit". The budget is therefore CPU seconds,
 read from the job's own process clock (every thread of it, as the kernel
 counts them) while it runs. A wall-clock backstop, a few times the budget,
 still stops a job that sleeps or waits for something that never comes.
+Time the job spent ready to run but kept off every core (the kernel's
+run-queue wait) is not waiting: the backstop moves by it, up to twice its
+length (wall_limit), so a loop on a busy machine is still stopped by its CPU
+budget and told so, not blamed for waiting.
 
 The clock also says when a job is slow: once it has used `Slow.after` CPU
 seconds (a right answer is done by then) it drops to the lowest priority
@@ -38,6 +42,32 @@ def wall_backstop(budget: float) -> float:
     return max(BACKSTOP_FACTOR * budget, budget + BACKSTOP_EXTRA)
 
 
+def wall_limit(budget: float) -> float:
+    """The latest a job with `budget` CPU seconds may run: its backstop,
+    moved by the time the job was kept from a core, at most twice as long.
+    A grading lease must outlast this (config.settings)."""
+    return 2 * wall_backstop(budget)
+
+
+def run_queue_wait(pid: int) -> float | None:
+    """Seconds the most-delayed thread of `pid` has waited for a core while
+    ready to run (/proc/PID/task/TID/schedstat, second field); None when the
+    kernel does not say or the process is gone."""
+    longest = None
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                waited = int(f.read().split()[1]) / 1e9
+        except (OSError, IndexError, ValueError):
+            continue
+        longest = waited if longest is None else max(longest, waited)
+    return longest
+
+
 def process_cpu_clock(pid: int) -> int:
     """The clock id of process `pid`'s CPU time, all threads (CPUCLOCK_SCHED).
 
@@ -57,6 +87,11 @@ class JobClock:
         self.budget = budget
         self.start = start
         self.backstop = start + wall_backstop(budget)
+        self.limit = start + wall_limit(budget)
+        self.moved = False  # whether the backstop moved for a busy machine
+        # Run-queue wait before the job's code began (its start-up) is not
+        # the job's: the backstop moves only by what comes after.
+        self._queued_before = None if pid is None else run_queue_wait(pid)
         self.slow = slow
         self.told = slow is None
         self.cpu = 0.0  # seconds, as last read
@@ -86,7 +121,8 @@ class JobClock:
         return min(now + wait, *(mark for mark in wall_marks if mark > now))
 
     def check(self, now: float) -> str | None:
-        """ "cpu" or "timeout" when the job must stop; None while it may run."""
+        """ "cpu", "timeout" or "busy" (the limit of a backstop moved for a
+        busy machine) when the job must stop; None while it may run."""
         used = self.read()
         if used is None:
             return None  # it ended: the worker is about to report that
@@ -94,7 +130,10 @@ class JobClock:
         if used >= self.budget:
             return "cpu"
         if now >= self.backstop:
-            return "timeout"
+            if now >= self.limit:
+                return "busy" if self.moved else "timeout"
+            if not self._kept_from_a_core(now):
+                return "timeout"
         if not self.told:
             if used >= self.slow.after:
                 self.told = True
@@ -106,6 +145,19 @@ class JobClock:
                 self.told = True
                 self.slow.notify()
         return None
+
+    def _kept_from_a_core(self, now: float) -> bool:
+        """Whether the backstop moves on: the job was ready to run, but
+        waiting for a core, for long enough to still be within it."""
+        if self._queued_before is None:
+            return False
+        waited = run_queue_wait(self.pid)
+        if waited is None:
+            return False
+        moved = self.start + wall_backstop(self.budget) + waited - self._queued_before
+        self.backstop = min(moved, self.limit)
+        self.moved = self.moved or now < self.backstop
+        return now < self.backstop
 
 
 def demote(pid: int | None) -> None:

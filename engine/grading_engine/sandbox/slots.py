@@ -14,7 +14,7 @@ import signal
 import time
 from contextlib import contextmanager
 
-from grading_engine.runner import CANCELLED, CPU_LIMIT, WALL_LIMIT
+from grading_engine.runner import BUSY_LIMIT, CANCELLED, CPU_LIMIT, WALL_LIMIT
 from grading_engine.sandbox import cgroups
 from grading_engine.sandbox.bwrap import Slot, bwrap_path
 from grading_engine.sandbox.limits import Limits
@@ -120,7 +120,7 @@ def kill_uid(uid: int, *, wait: float = 2.0) -> None:
         time.sleep(0.01)
 
 
-TIME_LIMITS = (CPU_LIMIT, WALL_LIMIT)
+TIME_LIMITS = (CPU_LIMIT, WALL_LIMIT, BUSY_LIMIT)
 
 
 def killed_reason(
@@ -133,6 +133,8 @@ def killed_reason(
         return CPU_LIMIT
     if why == "timeout":
         return WALL_LIMIT
+    if why == "busy":
+        return BUSY_LIMIT
     if why == "flood":
         return "output limit"
     if memory_killed:
