@@ -63,6 +63,28 @@ def _private_cache_namespace(request):
 
 
 @pytest.fixture(scope="session", autouse=True)
+def _fast_password_hashes():
+    """Hash the suite's passwords with MD5 instead of PBKDF2.
+
+    PBKDF2 is slow on purpose (0.2 to 1 s a hash here), and the suite makes
+    and logs in thousands of users. What is tested is who may do what, not
+    the hash; production keeps Django's default hashers
+    (tests/test_settings.py). A server process a test starts hashes with
+    the production settings, so users it checks are made in that process.
+    """
+    from django.conf import settings
+    from django.test import override_settings
+
+    if not settings.configured:
+        yield
+        return
+    with override_settings(
+        PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]
+    ):
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
 def _static_files_from_the_source():
     """Serve static files under their plain names from the source folders.
 

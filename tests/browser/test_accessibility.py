@@ -170,7 +170,6 @@ def module_browser():
 @pytest.fixture
 def world(content_tree, make_user, settings):
     """A learner with work in every state, in a cohort an instructor teaches."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     content_tree.raw("figures/tiny-chart.py", FIGURE)
     content_tree.lesson(
         "basics",

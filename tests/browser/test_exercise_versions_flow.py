@@ -34,7 +34,6 @@ def test_a_broken_save_keeps_the_live_version_and_a_fixed_one_replaces_it(
     make_user,
     settings,
 ):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     make_user("ada", "admin", password=PASSWORD)
     make_user("lea", "learner", password=PASSWORD)

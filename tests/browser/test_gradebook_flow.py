@@ -79,7 +79,6 @@ def submit_and_wait(page, base, api, token, slug, code):
 def test_an_instructor_grades_an_assignment_with_a_late_penalty_and_an_override(
     browser, worker_stack, live_server, make_user, settings
 ):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     teacher_user = make_user("ian", "instructor")
     lea = make_user("lea", "learner")

@@ -59,7 +59,6 @@ def exercises_cell(page, learner: str, lesson: str) -> str:
 def test_an_instructor_sees_a_new_learners_pass_in_the_matrix(
     browser, worker_stack, live_server, make_user, settings
 ):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     make_user("ian", "instructor", password=PASSWORD)
     make_user("lea", "learner", password=PASSWORD)

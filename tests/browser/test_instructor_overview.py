@@ -35,7 +35,6 @@ WIDTHS = "() => [document.documentElement.scrollWidth, window.innerWidth]"
 def wide_cohort(tmp_path, make_user, settings):
     """A 48-lesson course, 6 exercises, and a cohort of three: amy works
     (one exercise tried), bob joined 10 days ago and did nothing, cat read."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     tree = ContentTreeBuilder(tmp_path / "content")
     for order, slug in enumerate(SECTIONS, start=1):
         tree.section(slug, order, slug.replace("-", " ").title() + " in depth")

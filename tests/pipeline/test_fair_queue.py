@@ -12,11 +12,14 @@ import pytest
 from grader.budgets import exercise_budget
 from grader.models import Exercise, Submission
 from grader.services import submission_cancel, submission_create
-from quiz.content.loader import content_load
-from tests.conftest import PROJECT_ROOT
-from tests.pipeline.conftest import wait_for
+from tests.pipeline.conftest import load_exercises, wait_for
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+# One warm worker per shape for the whole file (tests.pipeline.conftest.warm).
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.xdist_group("pipeline-warm-workers"),
+]
 
 TERMINAL = {"passed", "failed", "error", "cancelled"}
 BLOCK_RIGHT = (
@@ -34,13 +37,8 @@ def loop(entry_point: str) -> str:
     return f"def {entry_point}(*args):\n    while True:\n        pass\n"
 
 
-@pytest.fixture
-def stack(db_stack):
-    content_load(root=PROJECT_ROOT / "content")
-    return db_stack
-
-
 def with_options(slug: str, **options) -> Exercise:
+    load_exercises(slug)
     exercise = Exercise.objects.get(slug=slug)
     exercise.options = options
     exercise.save()
@@ -60,11 +58,12 @@ def finished(rows: list[Submission], timeout: float = 240) -> list[Submission]:
             return [found[pk] for pk in pks]
         return None
 
-    return wait_for(done, timeout=timeout, interval=0.3, what="every verdict")
+    return wait_for(done, timeout=timeout, what="every verdict")
 
 
-def test_a_loop_is_stopped_at_its_exercises_measured_budget(stack, make_user):
-    stack.wait_ready(stack.start_worker(slots=1, GRADER_BURST_SLOTS="0"))
+def test_a_loop_is_stopped_at_its_exercises_measured_budget(warm, make_user):
+    load_exercises("tie-weights")  # unmeasured: its worker measures it first
+    warm.ready(slots=1)
     [row] = finished([submit(make_user("ann"), Exercise.objects.get(
         slug="tie-weights"), loop("tie_weights"))])  # fmt: skip
     exercise = Exercise.objects.get(slug="tie-weights")
@@ -72,17 +71,20 @@ def test_a_loop_is_stopped_at_its_exercises_measured_budget(stack, make_user):
     assert exercise.reference_ms is not None  # measured before this grade
     assert exercise.verification["clock"] == "cpu"  # in the job's CPU time
     assert row.status == "error" and row.time_budget_seconds == budget.seconds
-    assert row.checks[0]["message"].startswith(
-        f"used more than {budget.seconds:g} s of CPU time, this exercise's time budget "
-        f"({budget.why}), and was stopped"
-    )
+    message = row.checks[0]["message"]
+    # Stopped by its CPU budget; on a machine so busy that the demoted loop
+    # got almost no core, by the backstop moved for that: never blamed on
+    # waiting (grading_engine.sandbox.job_clock).
+    assert f"{budget.seconds:g} s of CPU time" in message
+    assert f"this exercise's time budget ({budget.why})" in message
+    assert "code that waits" not in message
 
 
 def test_a_learners_submissions_wait_behind_their_own_and_others_go_between(
-    stack, make_user
+    warm, make_user
 ):
     exercise = with_options("block-param-count", time_budget_seconds=15)
-    stack.wait_ready(stack.start_worker(slots=2, GRADER_BURST_SLOTS="0"))
+    warm.ready(slots=2)
     ann, ben = make_user("ann"), make_user("ben")
     a1, a2, a3 = (submit(ann, exercise, BLOCK_SLOW) for _ in range(3))
     b1 = submit(ben, exercise, BLOCK_SLOW)
@@ -94,10 +96,10 @@ def test_a_learners_submissions_wait_behind_their_own_and_others_go_between(
     assert b1.started_at < a2.started_at
 
 
-def test_heavy_loops_leave_a_slot_for_a_light_answer(stack, make_user):
+def test_heavy_loops_leave_a_slot_for_a_light_answer(warm, make_user):
     heavy = with_options("gpt2-forward", lane="heavy", time_budget_seconds=5)
     light = with_options("block-param-count", time_budget_seconds=15)
-    stack.wait_ready(stack.start_worker(slots=2, GRADER_BURST_SLOTS="0"))
+    warm.ready(slots=2)
     loops = [submit(make_user(f"h{n}"), heavy, loop("gpt2_forward")) for n in range(3)]
     answer = submit(make_user("lin"), light, BLOCK_RIGHT)
     *loops, answer = finished([*loops, answer])
@@ -110,9 +112,9 @@ def test_heavy_loops_leave_a_slot_for_a_light_answer(stack, make_user):
     assert loops[0].started_at < answer.started_at < loops[0].finished_at
 
 
-def test_cancelling_a_running_loop_frees_its_slot_at_once(stack, make_user):
+def test_cancelling_a_running_loop_frees_its_slot_at_once(warm, make_user):
     exercise = with_options("block-param-count", time_budget_seconds=20)
-    stack.wait_ready(stack.start_worker(slots=1, GRADER_BURST_SLOTS="0"))
+    warm.ready(slots=1)
     ann, ben = make_user("ann"), make_user("ben")
     looping = submit(ann, exercise, loop("block_param_count"))
     waiting = submit(ben, exercise, BLOCK_RIGHT)
@@ -130,12 +132,9 @@ def test_cancelling_a_running_loop_frees_its_slot_at_once(stack, make_user):
     assert looping.status == "cancelled" and looping.checks == []  # not overwritten
 
 
-def test_two_worker_hosts_share_the_queue_and_grade_each_once(stack, make_user):
+def test_two_worker_hosts_share_the_queue_and_grade_each_once(warm, make_user):
     exercise = with_options("block-param-count", time_budget_seconds=15)
-    one_slot = {"slots": 1, "GRADER_BURST_SLOTS": "0"}
-    hosts = [stack.start_worker(**one_slot), stack.start_worker(**one_slot)]
-    for host in hosts:
-        stack.wait_ready(host)
+    hosts = [warm.ready(slots=1), warm.another()]  # one slot each
     learners = [make_user(f"u{n}") for n in range(4)]
     rows = [submit(user, exercise, BLOCK_SLOW) for user in learners for _ in range(3)]
     rows = finished(rows)

@@ -15,22 +15,21 @@ import pytest
 from django.db import connection
 
 from grader.models import Exercise, Submission
-from quiz.content.loader import content_load
-from tests.conftest import PROJECT_ROOT
-from tests.pipeline.conftest import Stack, wait_for
+from tests.pipeline.conftest import (
+    Stack,
+    exercise_tree,
+    gated_code,
+    load_exercises,
+    wait_for,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 RIGHT = "def block_param_count(n_embd):\n    return 12 * n_embd**2 + 13 * n_embd\n"
 WRONG = "def block_param_count(n_embd):\n    return 12 * n_embd**2\n"
-# Sleeps on its first call only, so a grade lasts long enough to be interrupted.
-SLOW_RIGHT = (
-    "import time\n_calls = []\n"
-    "def block_param_count(n_embd):\n"
-    "    if not _calls:\n        _calls.append(1)\n        time.sleep(4)\n"
-    "    return 12 * n_embd**2 + 13 * n_embd\n"
-)
 TERMINAL = {"passed", "failed", "error", "cancelled"}
+# A grade waiting at its gate (gated_code) is stopped at the wall-clock
+# backstop of this budget (45 s): the tests open it, or kill its worker, first.
 SLOW_BUDGET = {"time_budget_seconds": 15}
 
 
@@ -41,15 +40,16 @@ def db_url_of_this_test() -> str:
 
 @pytest.fixture
 def exercises(transactional_db):
-    content_load(root=PROJECT_ROOT / "content")
+    load_exercises("block-param-count")
     exercise = Exercise.objects.get(slug="block-param-count")
-    exercise.options = SLOW_BUDGET  # SLOW_RIGHT must fit in its budget
+    exercise.options = SLOW_BUDGET  # a gated answer must wait within its budget
     exercise.save()
     return exercise
 
 
 @pytest.fixture
 def stack(exercises, db_stack):
+    """A stack of this test's own, for tests that kill its workers."""
     return db_stack
 
 
@@ -58,11 +58,18 @@ def status_of(pk) -> str:
 
 
 def wait_terminal(pks, timeout: float = 180) -> dict:
-    def done():
-        rows = dict(Submission.objects.filter(pk__in=pks).values_list("pk", "status"))
-        return rows if all(s in TERMINAL for s in rows.values()) else None
+    def rows():
+        return dict(Submission.objects.filter(pk__in=pks).values_list("pk", "status"))
 
-    return wait_for(done, timeout=timeout, interval=0.5, what="terminal statuses")
+    def done():
+        found = rows()
+        return found if all(s in TERMINAL for s in found.values()) else None
+
+    try:
+        return wait_for(done, timeout=timeout, what="terminal statuses")
+    except AssertionError as exc:
+        waiting = {str(pk): s for pk, s in rows().items() if s not in TERMINAL}
+        raise AssertionError(f"{exc}; still not done: {waiting}") from None
 
 
 class Api:
@@ -93,9 +100,12 @@ class Api:
             return exc.code, json.loads(exc.read() or b"{}")
 
 
-def test_an_api_submission_is_graded_by_a_worker(stack, live_server, make_user):
+@pytest.mark.xdist_group("pipeline-warm-workers")
+def test_an_api_submission_is_graded_by_a_worker(
+    exercises, warm, live_server, make_user
+):
     make_user("alice")
-    stack.start_worker()
+    warm.ready(slots=2)
     api = Api(live_server.url, "alice", "pw-Secret-123")
     code, created = api.call(
         "POST", "/api/v1/exercises/block-param-count/submissions/", {"code": RIGHT}
@@ -137,38 +147,60 @@ def _kill_worker(stack: Stack, pid: int) -> None:
             proc.wait(timeout=30)
 
 
-def test_a_worker_killed_mid_grade_regrades_once(stack, exercises, make_user):
-    stack.start_worker()
-    pk = _submit(exercises, make_user("bob"), SLOW_RIGHT)
-    _kill_worker(stack, _running_pid(pk))
-    assert status_of(pk) == "running"  # abandoned, until a worker takes it back
-    stack.start_worker()  # as a supervisor restarts it: it re-queues the row
-    wait_terminal([pk])
-    row = Submission.objects.get(pk=pk)
-    assert row.status == "passed" and row.grading_attempts == 2
-
-
-def test_a_second_crash_ends_in_error_that_is_not_the_learners_fault(
-    stack, exercises, make_user
-):
-    stack.start_worker()
-    pk = _submit(exercises, make_user("carol"), SLOW_RIGHT)
-    first = _running_pid(pk)
+def test_a_killed_worker_regrades_once_and_a_second_crash_ends_in_error(
+    gate, stack, exercises, make_user
+):  # the gate first: its folder outlives the workers (torn down in reverse)
+    """A worker SIGKILLed mid-grade: the worker that replaces it grades the
+    row again, once; a row whose grade crashed twice ends as an error that
+    does not blame the learner."""
+    one_crash = _submit(exercises, make_user("bob"), gated_code("bob"))
+    two_crashes = _submit(exercises, make_user("carol"), gated_code("carol"))
+    # Two slots: both grades start in this worker and wait at their gates.
+    worker = {"slots": 2, "GRADER_BURST_SLOTS": "0", **gate.env}
+    stack.start_worker(**worker)
+    first = _running_pid(one_crash)
+    assert _running_pid(two_crashes) == first
     _kill_worker(stack, first)
-    stack.start_worker()
+    # abandoned, until a worker takes them back
+    assert status_of(one_crash) == status_of(two_crashes) == "running"
+    gate.open("bob")  # bob's second attempt goes through; carol's waits again
+    second = stack.start_worker(**worker)  # as a supervisor restarts it
+    wait_terminal([one_crash])
+    row = Submission.objects.get(pk=one_crash)
+    assert (row.status, row.grading_attempts) == ("passed", 2), "regraded once"
     wait_for(
-        lambda: Submission.objects.filter(pk=pk, grading_attempts=2, status="running")
+        lambda: Submission.objects.filter(
+            pk=two_crashes, grading_attempts=2, status="running"
+        )
         .exclude(claimed_by__endswith=f":{first}")
         .exists(),
         timeout=120,
         what="the second attempt",
     )
-    _kill_worker(stack, _running_pid(pk))
-    stack.start_worker()
-    wait_terminal([pk])
-    row = Submission.objects.get(pk=pk)
-    assert row.status == "error"
+    assert _running_pid(two_crashes) == second.pid
+    _kill_worker(stack, second.pid)
+    # The next worker only takes back what the dead one left: it ends the row
+    # and never grades it, so it may skip warming a pool (a cold runner).
+    stack.start_worker(GRADER_RUNNER="cold")
+    wait_terminal([two_crashes])
+    row = Submission.objects.get(pk=two_crashes)
+    assert (row.status, row.grading_attempts) == ("error", 2)
     assert "this was not your code's fault" in row.checks[0]["message"]
+
+
+def test_a_starting_worker_measures_every_exercise_without_a_budget(db_stack):
+    """GRADER_MEASURE_ON_START, as deployed: before any learner submits."""
+    load_exercises("block-param-count", "tie-weights")
+    assert Exercise.objects.filter(time_budget_seconds__isnull=True).count() == 2
+    db_stack.start_worker(GRADER_MEASURE_ON_START="1")
+    wait_for(
+        lambda: not Exercise.objects.filter(time_budget_seconds__isnull=True).exists(),
+        timeout=180,
+        what="both exercises measured",
+    )
+    assert Submission.objects.count() == 0
+    for exercise in Exercise.objects.all():
+        assert exercise.reference_ms > 0 and exercise.verification["clock"] == "cpu"
 
 
 def test_submissions_queued_across_a_redis_restart_are_all_graded(
@@ -179,19 +211,21 @@ def test_submissions_queued_across_a_redis_restart_are_all_graded(
     pks = stack.submit(user.username, [RIGHT] * 5, create_user=False)
     private_redis.restart()  # keeps nothing: the five messages are gone
     try:
-        stack.start_worker(beat=True)
+        # One learner's five, graded one at a time: no burst slots to fork.
+        stack.start_worker(beat=True, GRADER_BURST_SLOTS="0")
         statuses = wait_terminal(pks)
     finally:
         stack.stop_workers()
     assert set(statuses.values()) == {"passed"}
 
 
+@pytest.mark.xdist_group("pipeline-warm-workers")
 def test_many_submissions_from_many_users_are_all_graded_once(
-    stack, live_server, make_user, settings
+    exercises, warm, live_server, make_user, settings
 ):
     settings.SUBMISSION_MAX_OUTSTANDING = 10  # each learner queues ten at once
     users = [make_user(f"user{i}") for i in range(20)]
-    stack.start_worker(slots=2)
+    warm.ready(slots=2)
     apis = [Api(live_server.url, u.username, "pw-Secret-123") for u in users]
     created: list[str] = []
     latencies: list[float] = []
@@ -239,19 +273,24 @@ def test_many_submissions_from_many_users_are_all_graded_once(
 
 
 def test_a_postgresql_restart_during_grading_loses_nothing(
-    private_postgres, private_redis
+    private_postgres, private_redis, gate, tmp_path
 ):
     import psycopg
 
     stack = Stack(database_url=private_postgres.url, redis_url=private_redis.url)
-    stack.manage("migrate", "--no-input")
-    stack.manage("load_content")
-    stack.python(
+    tree = exercise_tree(tmp_path / "content", "block-param-count")
+    # One process (each start imports Django and torch): migrate, load the
+    # exercise with `load_content`, give it its budget, submit.
+    setup = (
+        "import io\n"
+        "from django.core.management import call_command\n"
+        "call_command('migrate', '--no-input', stdout=io.StringIO())\n"
+        f"call_command('load_content', {str(tree)!r}, stdout=io.StringIO())\n"
         "from grader.models import Exercise\n"
-        f"Exercise.objects.filter(slug='block-param-count').update(options={SLOW_BUDGET})"
+        f"Exercise.objects.filter(slug='block-param-count').update(options={SLOW_BUDGET})\n"
     )
-    codes = [SLOW_RIGHT, SLOW_RIGHT, RIGHT, WRONG]
-    pks = stack.submit("erin", codes, create_user=True)
+    codes = [gated_code("erin"), gated_code("erin"), RIGHT, WRONG]
+    pks = stack.submit("erin", codes, create_user=True, first=setup)
 
     def statuses() -> dict:
         try:
@@ -261,14 +300,14 @@ def test_a_postgresql_restart_during_grading_loses_nothing(
         except psycopg.OperationalError:
             return {}
 
-    stack.start_worker()
+    stack.start_worker(GRADER_BURST_SLOTS="0", **gate.env)  # erin's, one at a time
     try:
         wait_for(lambda: "running" in statuses().values(), timeout=180, what="a grade")
-        private_postgres.restart()
+        private_postgres.restart()  # while the first grade waits at its gate
+        gate.open("erin")  # it ends now, on a database that restarted under it
         final = wait_for(
             lambda: (s := statuses()) and all(v in TERMINAL for v in s.values()) and s,
             timeout=240,
-            interval=1,
             what="every submission to finish",
         )
     finally:

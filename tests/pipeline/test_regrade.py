@@ -8,15 +8,18 @@ from django.urls import reverse
 
 from grader.models import Exercise, Regrade, Submission
 from grader.services import submission_create
-from quiz.content.loader import content_load
 from quiz.teaching.assignments.gradebook import assignment_gradebook
 from quiz.teaching.assignments.services import ItemSpec, assignment_create
 from quiz.teaching.cohorts import cohort_create, cohort_join
 from quiz.teaching.regrades import regrade_request
-from tests.conftest import PROJECT_ROOT
-from tests.pipeline.conftest import wait_for
+from tests.pipeline.conftest import load_exercises, wait_for
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+# One warm worker per shape for all (tests.pipeline.conftest.warm).
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.xdist_group("pipeline-warm-workers"),
+]
 
 # A thousandth off: within rtol 1e-2, far outside the harness's own 1e-4.
 OFF_BY_A_LITTLE = "def lm_head_logits(x, weight):\n    return (x @ weight.T) * 1.001\n"
@@ -36,7 +39,6 @@ def graded(pk, timeout: float = 180) -> Submission:
         not in ("queued", "running")
         and row,
         timeout=timeout,
-        interval=0.3,
         what="a verdict",
     )
 
@@ -45,30 +47,29 @@ def finished(regrade: Regrade, timeout: float = 240) -> Regrade:
     return wait_for(
         lambda: (row := Regrade.objects.get(pk=regrade.pk)).status == "done" and row,
         timeout=timeout,
-        interval=0.3,
         what="the regrade",
     )
 
 
 @pytest.fixture
-def course(db_stack, make_user):
-    content_load(root=PROJECT_ROOT / "content")
+def course(warm, make_user):
     teacher = make_user("ian", "instructor")
     cohort = cohort_create(owner=teacher, name="Spring")
     learners = [make_user(name) for name in ("lea", "leo")]
     for learner in learners:
         cohort_join(cohort=cohort, user=learner)
-    return db_stack, teacher, cohort, learners
+    return warm, teacher, cohort, learners
 
 
 def test_a_tightened_tolerance_regrade_changes_a_verdict_and_keeps_the_old(
     course, client
 ):
-    stack, teacher, cohort, (lea, leo) = course
+    warm, teacher, cohort, (lea, leo) = course
+    load_exercises("lm-head-logits")
     exercise = Exercise.objects.get(slug="lm-head-logits")
     exercise.options = {"rtol": 1e-2, "atol": 1e-2}
     exercise.save()
-    stack.wait_ready(stack.start_worker(slots=2))
+    warm.ready(slots=2)
     off = graded(
         submission_create(user=lea, exercise=exercise, code=OFF_BY_A_LITTLE).pk
     )
@@ -110,7 +111,8 @@ def test_a_tightened_tolerance_regrade_changes_a_verdict_and_keeps_the_old(
 
 
 def test_a_learner_is_graded_while_a_long_regrade_runs(course):
-    stack, teacher, cohort, (lea, leo) = course
+    warm, teacher, cohort, (lea, leo) = course
+    load_exercises("block-param-count")
     exercise = Exercise.objects.get(slug="block-param-count")
     exercise.options = {"time_budget_seconds": 10}
     exercise.save()
@@ -125,7 +127,7 @@ def test_a_learner_is_graded_while_a_long_regrade_runs(course):
         )  # fmt: skip
         for n in range(12)
     ]
-    stack.wait_ready(stack.start_worker(slots=2, GRADER_BURST_SLOTS="0"))
+    warm.ready(slots=2)
     regrade = regrade_request(user=teacher, slug=exercise.slug, cohort_id=cohort.pk)
     assert regrade.total == len(old)
     wait_for(

@@ -17,19 +17,12 @@ from quiz.teaching.cohorts import cohort_create, cohort_join
 
 __all__ = [
     "World",
-    "fast_password_hashing",
     "answer",
     "course",
     "read",
     "submit",
     "world",
 ]
-
-
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    """These tests make many users; PBKDF2 costs ~1 s each on this machine."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def _exercise(slug: str, lesson: Lesson) -> Exercise:

@@ -14,11 +14,6 @@ pytestmark = pytest.mark.django_db
 GOOD = "pw-Secret-123"
 
 
-@pytest.fixture(autouse=True)
-def _fast_hashing(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def issue(name: str, username: str = "lea") -> dict:
     response = APIClient().post(
         reverse("api-token"),

@@ -15,11 +15,6 @@ GOOD = "pw-Secret-123"
 LOCKED = "Too many failed log-in attempts"
 
 
-@pytest.fixture(autouse=True)
-def _fast_hashing(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def html_login(client, username, password, ip="10.0.0.1"):
     return client.post(
         reverse("login"), {"username": username, "password": password}, REMOTE_ADDR=ip
