@@ -64,3 +64,29 @@ def test_visible_cases_do_not_depend_on_the_seed_and_hidden_ones_do():
     (xa, ba), (xb, bb) = MODULE.inputs(a[0]), MODULE.inputs(b[0])
     assert torch.equal(xa, xb)
     assert torch.equal(ba.attn.c_attn.weight, bb.attn.c_attn.weight)
+
+
+def test_a_case_is_built_alike_while_another_thread_draws_from_torchs_generator():
+    """The judge builds a case's block in one of several grading threads,
+    which share torch's global generator: the block's weights come from the
+    case's own generator, so another thread's draws cannot change them."""
+    import threading
+
+    module = load_harness(SLUG)
+    cases = module.make_cases(0)
+    expected = [module.wired(*module.inputs(case)) for case in cases]
+    stop = threading.Event()
+
+    def draw():
+        while not stop.is_set():
+            torch.rand(64)
+
+    other = threading.Thread(target=draw)
+    other.start()
+    try:
+        for _ in range(10):
+            for case, want in zip(cases, expected, strict=True):
+                assert torch.equal(module.wired(*module.inputs(case)), want)
+    finally:
+        stop.set()
+        other.join()

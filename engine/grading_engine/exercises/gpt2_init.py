@@ -247,7 +247,10 @@ def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
     if raised := case_error(case, data):
         return raised
     hidden, name, n_layer = bool(case["hidden"]), case["name"], case["n_layer"]
-    expected_names = {n for n, _ in GPT(config(case)).named_parameters()}
+    # Only the names: built on the meta device, with no draw from torch's
+    # global generator, which other grading threads share.
+    with torch.device("meta"):
+        expected_names = {n for n, _ in GPT(config(case)).named_parameters()}
     missing = sorted(expected_names - set(tensors))
     if missing:
         return [

@@ -10,9 +10,11 @@ from 1, so a norm in the wrong place shows too.
 
 from __future__ import annotations
 
+import math
 import random
 
 import torch
+from torch import nn
 
 from grading_engine.checks.answers import tensor_answer
 from grading_engine.checks.fingerprints import Variant
@@ -93,11 +95,20 @@ def inputs(case: dict) -> tuple[torch.Tensor, Block]:
     config = get_config(
         "tiny", n_embd=case["n_embd"], n_head=case["n_head"], block_size=16
     )
-    with torch.random.fork_rng():  # PyTorch's default init, seeded per case
-        torch.manual_seed(case["seed"])
+    # PyTorch's default init for a Linear, U(-1/sqrt(fan_in), 1/sqrt(fan_in))
+    # for weight and bias, drawn from the case's own generator: the judge
+    # builds this block in one of several grading threads at once, and
+    # torch's global generator is shared by all of them.
+    with torch.device("meta"):
         block = Block(config)
+    block.to_empty(device="cpu")
     g = torch.Generator().manual_seed(case["seed"])
     with torch.no_grad():
+        for module in block.modules():
+            if isinstance(module, nn.Linear):
+                bound = 1 / math.sqrt(module.in_features)
+                module.weight.uniform_(-bound, bound, generator=g)
+                module.bias.uniform_(-bound, bound, generator=g)
         for ln in (block.ln_1, block.ln_2):
             ln.weight.copy_(1.0 + 0.4 * torch.randn(config.n_embd, generator=g))
             ln.bias.copy_(0.3 * torch.randn(config.n_embd, generator=g))
