@@ -113,6 +113,35 @@ print(json.dumps({"modules": len(names), "web": web, "file": grading_engine.__fi
     assert facts["file"].startswith(str(ENGINE_ROOT))
 
 
+def test_a_web_process_imports_no_torch():
+    """The web serves pages and queues grades; torch (3 to 4 s to import,
+    hundreds of MB) is for the workers that judge. Django set up, the WSGI
+    application and every URL's view loaded: still no torch."""
+    script = """
+import json, sys
+import django
+django.setup()
+from django.urls import get_resolver
+import config.wsgi
+get_resolver().url_patterns
+print(json.dumps({"torch": "torch" in sys.modules}))
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=PROJECT_ROOT,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "SECRET_KEY": "architecture-test",
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {"torch": False}
+
+
 @pytest.mark.slow
 def test_engine_builds_as_its_own_wheel(tmp_path):
     """`pip install ./engine` works on its own: the wheel holds every module."""

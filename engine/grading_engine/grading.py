@@ -16,9 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from grading_engine.checks.result import CheckResult
-from grading_engine.checks.tensors import shared_checks
 from grading_engine.exercises.base import load_harness
-from grading_engine.harness.wire import WireError, decode_result
 from grading_engine.runner import (
     BUSY_LIMIT,
     CPU_LIMIT,
@@ -186,6 +184,9 @@ def judge(
     budget: str | None = None,
 ):
     """Turn a child's raw outcome into a Verdict; trusts nothing in it."""
+    # torch comes in with the first verdict, not with this module: the web
+    # processes import it (Verdict, grade) and never judge.
+    from grading_engine.harness.wire import WireError, decode_result
 
     def error(name: str, message: str, **extra) -> Verdict:
         check = CheckResult(name=name, passed=False, message=message, **extra)
@@ -265,6 +266,8 @@ def _check(module, case: dict, data: dict, tensors: dict) -> list[CheckResult]:
         ]
     if not results or not all(isinstance(r, CheckResult) for r in results):
         raise TypeError(f"{module.__name__}.check_case returned no CheckResults")
+    from grading_engine.checks.tensors import shared_checks
+
     return [*results, *shared_checks(module, case, data, results)]
 
 
