@@ -139,10 +139,6 @@ def tolerances(module, options: dict | None) -> Iterator[None]:
                 setattr(module, name, value)
 
 
-def _cpu_seconds(outcome: ChildOutcome) -> str:
-    return "?" if outcome.cpu_ms is None else f"{outcome.cpu_ms / 1000:.1f} s"
-
-
 def time_limit_message(
     outcome: ChildOutcome, timeout: float, budget: str | None
 ) -> str:
@@ -153,11 +149,11 @@ def time_limit_message(
             f"used more than {timeout:g} s of CPU time{which} and was stopped: "
             "look for a loop that never ends or work that grows with the input"
         )
-    if outcome.killed_reason == BUSY_LIMIT:
+    if outcome.killed_reason == BUSY_LIMIT and outcome.cpu_ms is not None:
         return (
             f"was still computing after {outcome.duration_ms / 1000:.0f} s of "
             "wall-clock time on a busy machine, having used "
-            f"{_cpu_seconds(outcome)} of the {timeout:g} s of CPU time it may "
+            f"{outcome.cpu_ms / 1000:.1f} s of the {timeout:g} s of CPU time it may "
             f"use{which} and was stopped: look for a loop that never ends or "
             "work that grows with the input"
         )

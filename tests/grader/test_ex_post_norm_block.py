@@ -72,9 +72,8 @@ def test_a_case_is_built_alike_while_another_thread_draws_from_torchs_generator(
     case's own generator, so another thread's draws cannot change them."""
     import threading
 
-    module = load_harness(SLUG)
-    cases = module.make_cases(0)
-    expected = [module.wired(*module.inputs(case)) for case in cases]
+    cases = MODULE.make_cases(0)
+    expected = [MODULE.wired(*MODULE.inputs(case)) for case in cases]
     stop = threading.Event()
 
     def draw():
@@ -86,7 +85,7 @@ def test_a_case_is_built_alike_while_another_thread_draws_from_torchs_generator(
     try:
         for _ in range(10):
             for case, want in zip(cases, expected, strict=True):
-                assert torch.equal(module.wired(*module.inputs(case)), want)
+                assert torch.equal(MODULE.wired(*MODULE.inputs(case)), want)
     finally:
         stop.set()
         other.join()

@@ -86,17 +86,22 @@ class JobClock:
         self.pid = pid
         self.budget = budget
         self.start = start
-        self.backstop = start + wall_backstop(budget)
         self.limit = start + wall_limit(budget)
-        self.moved = False  # whether the backstop moved for a busy machine
         # Run-queue wait before the job's code began (its start-up) is not
         # the job's: the backstop moves only by what comes after.
         self._queued_before = None if pid is None else run_queue_wait(pid)
+        self.queued = 0.0  # seconds kept from a core since then, as last read
         self.slow = slow
         self.told = slow is None
         self.cpu = 0.0  # seconds, as last read
         self._clock = None if pid is None else process_cpu_clock(pid)
         self._cores = max(os.cpu_count() or 1, 1)
+
+    @property
+    def backstop(self) -> float:
+        """When a job that is not using its CPU time is stopped: the
+        backstop, moved by the time it was kept from a core, up to the limit."""
+        return min(self.start + wall_backstop(self.budget) + self.queued, self.limit)
 
     def read(self) -> float | None:
         """CPU seconds the job has used; None once its process is gone.
@@ -130,10 +135,9 @@ class JobClock:
         if used >= self.budget:
             return "cpu"
         if now >= self.backstop:
-            if now >= self.limit:
-                return "busy" if self.moved else "timeout"
-            if not self._kept_from_a_core(now):
-                return "timeout"
+            self._read_queue()
+            if now >= self.backstop:
+                return "busy" if self.queued and now >= self.limit else "timeout"
         if not self.told:
             if used >= self.slow.after:
                 self.told = True
@@ -146,18 +150,14 @@ class JobClock:
                 self.slow.notify()
         return None
 
-    def _kept_from_a_core(self, now: float) -> bool:
-        """Whether the backstop moves on: the job was ready to run, but
-        waiting for a core, for long enough to still be within it."""
+    def _read_queue(self) -> None:
+        """Update `queued`, the time the job was ready to run but waited for
+        a core, where the kernel says (the backstop moves by it)."""
         if self._queued_before is None:
-            return False
+            return
         waited = run_queue_wait(self.pid)
-        if waited is None:
-            return False
-        moved = self.start + wall_backstop(self.budget) + waited - self._queued_before
-        self.backstop = min(moved, self.limit)
-        self.moved = self.moved or now < self.backstop
-        return now < self.backstop
+        if waited is not None:
+            self.queued = max(waited - self._queued_before, 0.0)
 
 
 def demote(pid: int | None) -> None:

@@ -226,7 +226,7 @@ def _wait_for_child(worker: SlotWorker, collector, clock: JobClock, cancel):
 
 def _wait_without_pipes(worker: SlotWorker, clock: JobClock, cancel) -> str:
     """Wait for the worker's report, a cancel or a limit: "worker", "cancelled",
-    "cpu" or "timeout"."""
+    or a limit as JobClock.check names it ("cpu", "timeout", "busy")."""
     waits = [worker.sock] + ([cancel] if cancel is not None else [])
     while True:
         now = time.monotonic()
