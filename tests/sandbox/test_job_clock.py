@@ -64,3 +64,12 @@ def test_a_job_that_waits_after_a_little_queueing_still_ends_as_waiting(queue):
     queue["seconds"] = 0.5
     assert clock.check(wall_backstop(BUDGET)) is None  # moved by 0.5 s
     assert clock.check(wall_backstop(BUDGET) + 0.5) == "timeout"
+
+
+def test_a_backstop_crossed_since_the_last_check_is_read_at_once(queue):
+    """Between a check and the next wait the wall clock can pass every mark
+    (a busy machine); the wait is then no longer than a poll, never an error."""
+    clock = clock_of_a_job_that_used(0.01)
+    now = wall_limit(BUDGET) + 1.0
+    assert now < clock.next_check(now) <= now + job_clock.POLL_MAX
+    assert clock.check(now) == "timeout"

@@ -123,7 +123,9 @@ class JobClock:
         # The job's threads can use every core at once.
         wait = min(max(cpu_left / self._cores, POLL_MIN), POLL_MAX)
         wall_marks = [self.backstop] + ([] if self.told else [self.start + self.budget])
-        return min(now + wait, *(mark for mark in wall_marks if mark > now))
+        # A mark already passed (crossed since the last check) is not waited
+        # for: the next read, at once, finds it.
+        return min([now + wait] + [mark for mark in wall_marks if mark > now])
 
     def check(self, now: float) -> str | None:
         """ "cpu", "timeout" or "busy" (the limit of a backstop moved for a
