@@ -22,6 +22,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 aten = torch.ops.aten
+_PART = 1 << 18  # elements shaken at a time: 2 MB as int64
 
 # Kernels whose result depends on summation order or a libm/SLEEF choice.
 NOISY = {
@@ -95,6 +96,17 @@ class FloatNoise(TorchDispatchMode):
         if t.numel() == 0 or t.device.type != "cpu" or t.dtype == torch.float64:
             # float64 figures are computed to 1e-16: far below any quoted digit
             return
+        if not t.is_contiguous():
+            self._shake_part(t)
+            return
+        # Element by element, so in cache-sized parts: the same result, but a
+        # (8, 128, 50257) logit tensor no longer makes eight 400 MB temporaries
+        # (most of this mode's time went to their page faults).
+        flat = t.view(-1)
+        for start in range(0, flat.numel(), _PART):
+            self._shake_part(flat[start : start + _PART])
+
+    def _shake_part(self, t) -> None:
         with torch.no_grad():
             x = t.float()
             bits = _hash(x)
