@@ -397,12 +397,53 @@ def test_the_client_and_the_server_agree_on_every_known_solution(
     todo = known_solutions(SPECS[slug], rights=False)
     for _, code in todo:
         client_process.send(exercise, code)  # checked there meanwhile
-    theirs = [server_grade(row, code).to_dict() for _, code in todo]
+    graded = [server_grade(row, code) for _, code in todo]
+    theirs = [verdict.to_dict() for verdict in graded]
     mine = [client_process.verdict() for _ in todo]
-    problems = []
+    # The server's grades are the production ones, so they also prove what
+    # each known solution must get there (test_exercise_files' brute-force
+    # tier graded them all a second time for that).
+    problems = production_problems(SPECS[slug], todo, graded)
     for (which, _), here, there in zip(todo, mine, theirs, strict=True):
         problems += disagreements(which, {"local": True, **here}, there)
     assert not problems, f"{slug}: " + "\n".join(problems)
+
+
+def production_problems(spec: dict, todo: list[tuple[str, str]], graded) -> list[str]:
+    """The reference passes with full marks; each wrong solution fails naming
+    the diagnosis its file declares; and each grade that finished used at
+    most half of the exercise's production budget in CPU time (the budget
+    its options set, else measured from this reference as a worker does):
+    its CPU time would have to double under load to change its verdict.
+    """
+    from grader.budgets import BUDGET_OPTION, budget_from_reference
+    from tests.grader.test_exercise_files import HEADROOM, stopped_at_the_limit
+
+    problems = []
+    reference = graded[0]
+    if reference.status != "passed" or reference.score != 1.0:
+        failed = [c.message for c in reference.checks if not c.passed]
+        problems.append(f"reference: {reference.status} {reference.score}: {failed}")
+    wrongs = {f"wrong: {w['name']}": w["diagnosis"] for w in spec["wrong_solutions"]}
+    for (which, _), verdict in zip(todo, graded, strict=True):
+        named = {c.diagnosis for c in verdict.checks if not c.passed}
+        declared = wrongs.get(which)
+        if declared is not None and declared not in named:
+            problems.append(f"{which}: no failed check names {declared!r}: {named}")
+    chosen = (spec.get("options") or {}).get(BUDGET_OPTION)
+    if not SANDBOX or reference.cpu_ms is None:
+        return problems  # a plain child counts wall time: no CPU budget
+    budget = chosen if chosen is not None else budget_from_reference(reference.cpu_ms)
+    for (which, _), verdict in zip(todo, graded, strict=True):
+        if verdict.cpu_ms is None or stopped_at_the_limit(verdict):
+            continue
+        if verdict.cpu_ms / 1000 * HEADROOM > budget:
+            problems.append(
+                f"{which}: used {verdict.cpu_ms:.0f} ms of CPU time, more than "
+                f"1/{HEADROOM:g} of its {budget:.2f} s budget: a busy machine "
+                "could change this verdict"
+            )
+    return problems
 
 
 # -- 3. through the web server and a worker ---------------------------------

@@ -2,9 +2,13 @@
 
 The reference solution must pass through the production runner (the warm
 sandbox pool learners are graded by) and each wrong solution must not,
-naming the diagnosis it declares. Each grade is held to the budget its
-exercise gets in production, measured here as a worker measures it (10x the
-reference's CPU time, at least 1.5 s).
+naming the diagnosis it declares; each right solution (another idiom) must
+pass. Each grade is held to the budget its exercise gets in production,
+measured here as a worker measures it (10x the reference's CPU time, at
+least 1.5 s), or the one its options set. In make test, the references and
+wrong solutions are graded once, by tests/client/test_parity.py, which
+holds the server's grades to the same (production_problems); their tests
+here are the exhaustive tier.
 
 Load cannot change these verdicts, and this module proves it without
 loading the machine: a budget is CPU time, which a busy machine does not
@@ -104,7 +108,7 @@ def run(runner, exercise: dict, code: str, timeout: float):
         seed=SEED,
         timeout=timeout,
     )
-    if SANDBOX and verdict.cpu_ms is not None and not _stopped_at_the_limit(verdict):
+    if SANDBOX and verdict.cpu_ms is not None and not stopped_at_the_limit(verdict):
         assert verdict.cpu_ms / 1000 * HEADROOM <= timeout, (
             f"{exercise['slug']}: used {verdict.cpu_ms:.0f} ms of CPU time, more "
             f"than 1/{HEADROOM:g} of its {timeout:.2f} s budget: a busy machine "
@@ -113,7 +117,7 @@ def run(runner, exercise: dict, code: str, timeout: float):
     return verdict
 
 
-def _stopped_at_the_limit(verdict) -> bool:
+def stopped_at_the_limit(verdict) -> bool:
     """A grade the time limit ended (a known wrong solution may be one): load
     only moves when it is stopped, not whether."""
     return any(c.name == "time limit" for c in verdict.checks)
@@ -166,7 +170,12 @@ def test_exercise_file_is_valid_and_complete(path):
     assert len(names) == len(set(names)), "each known solution has its own name"
 
 
+# The reference and every wrong solution are graded in make test by
+# tests/client/test_parity.py, in the production pool through exercise_grade,
+# and held there to all that these two tests check (production_problems);
+# they are the brute-force tier here and in test_exercise_files_under_load.
 @pytest.mark.slow
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
 def test_reference_solution_passes(runner, path):
     exercise = load(path)
@@ -177,6 +186,7 @@ def test_reference_solution_passes(runner, path):
 
 
 @pytest.mark.slow
+@pytest.mark.exhaustive
 @pytest.mark.parametrize(("path", "index"), solution_params("wrong_solutions"))
 def test_wrong_solution_fails_with_its_diagnosis(runner, path, index):
     exercise = load(path)
