@@ -349,6 +349,30 @@ def db_stack(transactional_db, settings):
     stack.stop_workers()
 
 
+@pytest.fixture(scope="session")
+def _warm_workers(django_db_setup):
+    from django.db import connection
+
+    from tests.pipeline.conftest import WarmWorkers
+
+    name = connection.settings_dict["NAME"]  # the session's test database
+    workers = WarmWorkers(f"postgres://postgres@127.0.0.1:5432/{name}")
+    yield workers
+    workers.stop()
+
+
+@pytest.fixture
+def warm(transactional_db, settings, _warm_workers):
+    """A warm grading worker for a test that never kills or restarts it
+    (WarmShare): a worker takes 10 to 15 s of CPU time to start, so the
+    pipeline and browser tests of one xdist process share one per shape."""
+    from tests.pipeline.conftest import WarmShare
+
+    share = WarmShare(_warm_workers, settings)
+    yield share
+    share.finish()
+
+
 def sign_in(page, base: str, username: str, password: str = "pw-Secret-123"):
     """Log in through the real form, as a person would."""
     page.goto(base + "/accounts/login/")

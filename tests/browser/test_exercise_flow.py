@@ -25,6 +25,7 @@ pytestmark = [
     pytest.mark.browser,
     pytest.mark.slow,
     pytest.mark.django_db(transaction=True),
+    pytest.mark.xdist_group("warm-workers"),  # one warm worker (tests/conftest.py)
 ]
 
 ARTIFACTS = PROJECT_ROOT / "artifacts" / "screenshots"
@@ -53,11 +54,11 @@ def browser(browser):
 
 
 @pytest.fixture
-def worker_stack(db_stack):
+def worker_stack(warm):
     content_load(root=PROJECT_ROOT / "content")
     diagnosis_load(path=PROJECT_ROOT / "content" / "diagnoses.yaml")
-    db_stack.start_worker()
-    return db_stack
+    warm.ready(slots=2)
+    return warm
 
 
 def shot(page, name: str) -> None:

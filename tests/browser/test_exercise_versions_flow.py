@@ -20,6 +20,7 @@ pytestmark = [
     pytest.mark.browser,
     pytest.mark.slow,
     pytest.mark.django_db(transaction=True),
+    pytest.mark.xdist_group("warm-workers"),  # one warm worker (tests/conftest.py)
 ]
 
 BROKEN = "def tie_weights(model):\n    pass  # forgot to tie\n"

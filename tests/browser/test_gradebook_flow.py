@@ -22,6 +22,7 @@ pytestmark = [
     pytest.mark.browser,
     pytest.mark.slow,
     pytest.mark.django_db(transaction=True),
+    pytest.mark.xdist_group("warm-workers"),  # one warm worker (tests/conftest.py)
 ]
 
 ARTIFACTS = PROJECT_ROOT / "artifacts" / "screenshots"
@@ -37,10 +38,10 @@ TERMINAL = (
 
 
 @pytest.fixture
-def worker_stack(db_stack):
+def worker_stack(warm):
     content_load(root=PROJECT_ROOT / "content")
-    db_stack.start_worker()
-    return db_stack
+    warm.ready(slots=2)
+    return warm
 
 
 PARIS = ZoneInfo("Europe/Paris")

@@ -16,6 +16,7 @@ pytestmark = [
     pytest.mark.browser,
     pytest.mark.slow,
     pytest.mark.django_db(transaction=True),
+    pytest.mark.xdist_group("warm-workers"),  # one warm worker (tests/conftest.py)
 ]
 
 ARTIFACTS = PROJECT_ROOT / "artifacts" / "screenshots"
@@ -42,10 +43,10 @@ def load_tie_weights_course(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def worker_stack(db_stack, tmp_path):
+def worker_stack(warm, tmp_path):
     load_tie_weights_course(tmp_path)
-    db_stack.start_worker()
-    return db_stack
+    warm.ready(slots=2)
+    return warm
 
 
 def exercises_cell(page, learner: str, lesson: str) -> str:

@@ -12,6 +12,7 @@ pytestmark = [
     pytest.mark.browser,
     pytest.mark.slow,
     pytest.mark.django_db(transaction=True),
+    pytest.mark.xdist_group("warm-workers"),  # one warm worker (tests/conftest.py)
 ]
 
 ARTIFACTS = PROJECT_ROOT / "artifacts" / "screenshots"
@@ -32,10 +33,10 @@ def browser_page(browser):
 
 
 @pytest.fixture
-def worker_stack(db_stack):
+def worker_stack(warm):
     content_load(root=PROJECT_ROOT / "content")
-    db_stack.start_worker()
-    return db_stack
+    warm.ready(slots=2)
+    return warm
 
 
 def submit_and_watch(page, code: str, expected: str) -> None:

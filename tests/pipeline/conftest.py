@@ -413,8 +413,9 @@ class Stack:
 
 
 class WarmWorkers:
-    """Grading workers kept warm across the tests of this package that never
-    kill or restart one, on the session's test database.
+    """Grading workers kept warm across the tests that never kill or restart
+    one (the `warm` fixture, tests/conftest.py), on the session's test
+    database.
 
     A worker takes many seconds to start (torch, the reference models, a
     sandbox probe, the slots): tests that only need one to grade share it.
@@ -503,24 +504,6 @@ class WarmShare:
             return
         with app.connection_for_write() as conn:
             conn.default_channel.queue_purge(stack.queue)
-
-
-@pytest.fixture(scope="package")
-def _warm_workers(django_db_setup):
-    from django.db import connection
-
-    name = connection.settings_dict["NAME"]  # the session's test database
-    workers = WarmWorkers(f"postgres://postgres@127.0.0.1:5432/{name}")
-    yield workers
-    workers.stop()
-
-
-@pytest.fixture
-def warm(transactional_db, settings, _warm_workers):
-    """A warm worker for a test that never kills or restarts it (WarmShare)."""
-    share = WarmShare(_warm_workers, settings)
-    yield share
-    share.finish()
 
 
 @pytest.fixture

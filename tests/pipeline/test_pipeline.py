@@ -100,7 +100,7 @@ class Api:
             return exc.code, json.loads(exc.read() or b"{}")
 
 
-@pytest.mark.xdist_group("pipeline-warm-workers")
+@pytest.mark.xdist_group("warm-workers")
 def test_an_api_submission_is_graded_by_a_worker(
     exercises, warm, live_server, make_user
 ):
@@ -219,7 +219,7 @@ def test_submissions_queued_across_a_redis_restart_are_all_graded(
     assert set(statuses.values()) == {"passed"}
 
 
-@pytest.mark.xdist_group("pipeline-warm-workers")
+@pytest.mark.xdist_group("warm-workers")
 def test_many_submissions_from_many_users_are_all_graded_once(
     exercises, warm, live_server, make_user, settings
 ):

@@ -18,7 +18,7 @@ from tests.pipeline.conftest import load_exercises, wait_for
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.django_db(transaction=True),
-    pytest.mark.xdist_group("pipeline-warm-workers"),
+    pytest.mark.xdist_group("warm-workers"),
 ]
 
 # A thousandth off: within rtol 1e-2, far outside the harness's own 1e-4.
