@@ -41,6 +41,11 @@ def main() -> None:
 
     ensure_database(args.database_url)
     bench = Bench(args.database_url, args.redis_url)
+    if args.short:
+        # The two exercises timed here are measured by their warm-up grades;
+        # measuring all 60 at the worker's start (the full run does) took
+        # 16 s of this machine's two cores.
+        bench.env["GRADER_MEASURE_ON_START"] = "0"
     try:
         bench.manage("migrate", "--no-input")
         bench.manage("load_content")
@@ -69,8 +74,9 @@ def main() -> None:
         warm_up = time.perf_counter()
         bench.submit_and_wait("tie-weights", TIE, poll=0.05)  # waits for the warm pool
         print(f"worker start + first grade: {time.perf_counter() - warm_up:.1f} s")
-        # The worker measures every exercise's budget while idle; wait for it.
-        print(f"time budgets measured {bench.wait_until_measured():.1f} s later")
+        if not args.short:
+            # The worker measures every exercise's budget while idle; wait.
+            print(f"time budgets measured {bench.wait_until_measured():.1f} s later")
         times = [bench.submit_and_wait("tie-weights", TIE) for _ in range(latency_n)]
         median, p95 = statistics.median(times), pct(times, 0.95)
 
