@@ -416,33 +416,25 @@ def production_problems(spec: dict, todo: list[tuple[str, str]], graded) -> list
     its options set, else measured from this reference as a worker does):
     its CPU time would have to double under load to change its verdict.
     """
-    from grader.budgets import BUDGET_OPTION, budget_from_reference
-    from tests.grader.test_exercise_files import HEADROOM, stopped_at_the_limit
+    from tests.grader.test_exercise_files import over_headroom, production_budget
 
     problems = []
     reference = graded[0]
     if reference.status != "passed" or reference.score != 1.0:
         failed = [c.message for c in reference.checks if not c.passed]
         problems.append(f"reference: {reference.status} {reference.score}: {failed}")
+    # A plain child (no bubblewrap) counts wall time: then no CPU budget.
+    timed = SANDBOX and reference.cpu_ms is not None
+    budget = production_budget(spec, reference) if timed else None
     wrongs = {f"wrong: {w['name']}": w["diagnosis"] for w in spec["wrong_solutions"]}
     for (which, _), verdict in zip(todo, graded, strict=True):
         named = {c.diagnosis for c in verdict.checks if not c.passed}
         declared = wrongs.get(which)
         if declared is not None and declared not in named:
             problems.append(f"{which}: no failed check names {declared!r}: {named}")
-    chosen = (spec.get("options") or {}).get(BUDGET_OPTION)
-    if not SANDBOX or reference.cpu_ms is None:
-        return problems  # a plain child counts wall time: no CPU budget
-    budget = chosen if chosen is not None else budget_from_reference(reference.cpu_ms)
-    for (which, _), verdict in zip(todo, graded, strict=True):
-        if verdict.cpu_ms is None or stopped_at_the_limit(verdict):
-            continue
-        if verdict.cpu_ms / 1000 * HEADROOM > budget:
-            problems.append(
-                f"{which}: used {verdict.cpu_ms:.0f} ms of CPU time, more than "
-                f"1/{HEADROOM:g} of its {budget:.2f} s budget: a busy machine "
-                "could change this verdict"
-            )
+        problem = over_headroom(verdict, budget) if timed else None
+        if problem is not None:
+            problems.append(f"{which}: {problem}")
     return problems
 
 

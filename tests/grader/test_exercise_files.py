@@ -87,16 +87,44 @@ def budget(runner, exercise: dict) -> float:
     if not SANDBOX:
         return TIMEOUT
     slug = exercise["slug"]
-    chosen = (exercise.get("options") or {}).get("time_budget_seconds")
-    if chosen is not None:  # set for the exercise, as production then uses
-        return float(chosen)
     if slug not in _budgets:
-        from grader.budgets import budget_from_reference
-
-        verdict = run(runner, exercise, exercise["solution"], TIMEOUT)
-        assert verdict.status == "passed" and verdict.cpu_ms is not None, slug
-        _budgets[slug] = budget_from_reference(verdict.cpu_ms)
+        verdict = None
+        if set_budget(exercise) is None:
+            verdict = run(runner, exercise, exercise["solution"], TIMEOUT)
+            assert verdict.status == "passed" and verdict.cpu_ms is not None, slug
+        _budgets[slug] = production_budget(exercise, verdict)
     return _budgets[slug]
+
+
+def set_budget(exercise: dict) -> float | None:
+    """The budget the exercise's options set, which production uses instead
+    of measuring one."""
+    from grader.budgets import BUDGET_OPTION
+
+    chosen = (exercise.get("options") or {}).get(BUDGET_OPTION)
+    return None if chosen is None else float(chosen)
+
+
+def production_budget(exercise: dict, reference) -> float:
+    """What a worker gives the exercise: the budget its options set, else
+    one measured from the reference's verdict (CPU time in the pool)."""
+    from grader.budgets import budget_from_reference
+
+    chosen = set_budget(exercise)
+    return chosen if chosen is not None else budget_from_reference(reference.cpu_ms)
+
+
+def over_headroom(verdict, budget: float) -> str | None:
+    """Why a grade that finished is too close to its budget for load not to
+    change its verdict (more than 1/HEADROOM of it in CPU time), or None."""
+    if verdict.cpu_ms is None or stopped_at_the_limit(verdict):
+        return None
+    if verdict.cpu_ms / 1000 * HEADROOM <= budget:
+        return None
+    return (
+        f"used {verdict.cpu_ms:.0f} ms of CPU time, more than 1/{HEADROOM:g} of "
+        f"its {budget:.2f} s budget: a busy machine could change this verdict"
+    )
 
 
 def run(runner, exercise: dict, code: str, timeout: float):
@@ -108,12 +136,9 @@ def run(runner, exercise: dict, code: str, timeout: float):
         seed=SEED,
         timeout=timeout,
     )
-    if SANDBOX and verdict.cpu_ms is not None and not stopped_at_the_limit(verdict):
-        assert verdict.cpu_ms / 1000 * HEADROOM <= timeout, (
-            f"{exercise['slug']}: used {verdict.cpu_ms:.0f} ms of CPU time, more "
-            f"than 1/{HEADROOM:g} of its {timeout:.2f} s budget: a busy machine "
-            "could change this verdict"
-        )
+    if SANDBOX:
+        problem = over_headroom(verdict, timeout)
+        assert problem is None, f"{exercise['slug']}: {problem}"
     return verdict
 
 
