@@ -41,6 +41,34 @@ def test_it_leaves_exact_operations_whole_numbers_and_infinities_alone():
     assert torch.isinf(big).all()
 
 
+def test_numpy_shakes_float32_to_the_bits_torch_would(monkeypatch):
+    """The NumPy path for float32 results and the torch path give the same
+    bits: whole numbers, infinities and NaN included, and a strided result
+    (a transposed view); and they move the other values."""
+    from tests.content import float_noise
+
+    g = torch.Generator().manual_seed(1)
+    values = torch.cat(
+        [
+            torch.randn(500, generator=g) * 1e3,
+            torch.arange(-20.0, 20.0),
+            torch.tensor([float("inf"), -float("inf"), float("nan"), 0.5, 2.5]),
+        ]
+    ).reshape(5, 109)
+    bits = {}
+    for numpy in (True, False):
+        monkeypatch.setattr(float_noise, "NUMPY_FLOAT32", numpy)
+        flat, strided = values.flatten().clone(), values.clone().t()
+        FloatNoise()._shake(flat)
+        FloatNoise()._shake(strided)
+        bits[numpy] = [flat.view(torch.int32), strided.contiguous().view(torch.int32)]
+    assert torch.equal(bits[True][0], bits[False][0])
+    assert torch.equal(bits[True][1], bits[False][1])
+    flat = values.flatten()
+    whole = ~torch.isfinite(flat) | (flat == flat.round())
+    assert torch.equal(bits[True][0] != flat.view(torch.int32), ~whole)
+
+
 def test_it_flips_a_few_half_precision_results_by_one_ulp():
     x = torch.linspace(-4, 4, 20000).bfloat16()
     plain = torch.tanh(x)
