@@ -70,15 +70,20 @@ def test_a_right_answer_prints_one_passing_json_object(loaded, tmp_path):
 
 
 def test_a_copied_head_fails_with_the_diagnosis_and_exit_status_zero(loaded, tmp_path):
-    path = tmp_path / "copy.py"
-    path.write_text(COPY)
-    result = grade("tie-weights", str(path), "--json")
+    """A copied head that also prints hostile bytes (HOSTILE, below): --json
+    gives the diagnosis, and the output exactly as printed, escaped only by
+    JSON (one cold sandbox for both: each costs seconds of CPU)."""
+    path = tmp_path / "hostile.py"
+    path.write_text(HOSTILE)
+    result = grade("tie-weights", str(path), "--seed", "1", "--json")
     assert result.returncode == 0
     verdict = json.loads(result.stdout)
     assert verdict["status"] == "failed" and 0 <= verdict["score"] < 1
     failed = [c for c in verdict["checks"] if not c["passed"]]
     assert any(c["diagnosis"] == "copied-not-shared" for c in failed)
     assert any("38,597,376" in c["message"] for c in failed)
+    assert verdict["stdout"].startswith("\x1b]52;c;ZWNobyBwd25lZA==\x07clipboard\n")
+    assert "over\rwrite \x9b2J \x00 tab\there" in verdict["stdout"]
 
 
 def test_a_syntax_error_is_an_error_verdict_naming_the_line(loaded, tmp_path):
@@ -150,9 +155,4 @@ def test_learner_output_is_escaped_and_fenced_in_text_mode(loaded, tmp_path):
     assert [line for line in lines if "tie-weights: passed" in line] == [
         "  | tie-weights: passed (score 1.00, 1 ms)"
     ]
-    # --json is unchanged: the output exactly as printed, escaped only by JSON.
-    raw = grade("tie-weights", str(path), "--seed", "1", "--json")
-    verdict = json.loads(raw.stdout)
-    assert verdict["stdout"].startswith("\x1b]52;c;ZWNobyBwd25lZA==\x07clipboard\n")
-    assert "over\rwrite \x9b2J \x00 tab\there" in verdict["stdout"]
-    assert verdict["status"] == "failed"
+    # --json of the same file keeps the output as printed: the copied-head test.
