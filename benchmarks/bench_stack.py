@@ -116,9 +116,12 @@ class Bench:
             GRADER_POOL_SIZE=str(slots),
         )
 
-    def wait_until_measured(self, timeout: float = 300) -> float:
-        """Wait until the workers measured every exercise's time budget (an
-        exercise whose options set a budget is not measured: needs_measuring)."""
+    def wait_until_measured(
+        self, slugs: list[str] | None = None, timeout: float = 300
+    ) -> float:
+        """Wait until the workers measured the time budget of every exercise,
+        or of `slugs` (an exercise whose options set a budget is not
+        measured: needs_measuring)."""
         import psycopg
 
         start = time.monotonic()
@@ -126,9 +129,11 @@ class Bench:
             "SELECT count(*) FROM grader_exercise "
             "WHERE published AND time_budget_seconds IS NULL "
             "AND NOT (COALESCE(options, '{}'::jsonb) ? 'time_budget_seconds')"
+            + ("" if slugs is None else " AND slug = ANY(%s)")
         )
+        params = [] if slugs is None else [list(slugs)]
         with psycopg.connect(self.env["DATABASE_URL"], autocommit=True) as conn:
-            while conn.execute(query).fetchone()[0]:
+            while conn.execute(query, params).fetchone()[0]:
                 if time.monotonic() - start > timeout:
                     raise SystemExit("the workers did not measure the exercises")
                 time.sleep(0.5)
