@@ -94,10 +94,9 @@ doctests_wait() {  # their logs, their times, their status
         cat "$LOGS/$i.log"
         read -r status start end < "$LOGS/$i.done" || status=1
         [ "${status:-1}" -eq 0 ] || rc=1
-        NOTES+=("$(awk -v n="${DOC_NAMES[$i]}" -v a="$start" -v b="$end" \
-            -v p="$PYTEST_END" 'BEGIN {
-                printf "%s: %.1f s, done %.1f s %s pytest", n, b - a,
-                    (b < p ? p - b : b - p), (b < p ? "before" : "after") }')")
+        NOTES+=("$(printf '%s: %.1f s, ending %.1f s after pytest' \
+            "${DOC_NAMES[$i]}" "$(awk -v a="$start" -v b="$end" 'BEGIN {print b - a}')" \
+            "$(awk -v a="$PYTEST_END" -v b="$end" 'BEGIN {print b - a}')")")
     done
     return "$rc"
 }
