@@ -52,12 +52,10 @@ stage test "lint-imports" "$BIN/lint-imports" --no-cache
 # stricter than this machine's own kernels (a third run would add minutes).
 # They run beside pytest, at idle priority: pytest leaves about an eighth of
 # the two cores idle (its tests wait on time limits, restarts and browsers),
-# and the doctests, CPU work alone, fill it. Each mode runs in a session
-# of its own whose autogroup has nice 19 (with autogroup on, a process's
-# own nice weighs it only against its own session), so pytest's processes
-# keep the cores they want. When pytest ends, their autogroups go back to
-# nice 0: on a machine kept busy by something else, idle priority alone
-# would starve them.
+# and the doctests, CPU work alone, fill it and finish after it. Each mode
+# runs in a session of its own whose autogroup has nice 19 (with autogroup
+# on, nice alone weighs a process only against its own session), so
+# pytest's processes keep the cores they want.
 DOCTESTS=("$BIN/python" -m pytest -q -n 0 -p no:cacheprovider tests/content/test_doctests.py)
 LOGS=$(mktemp -d)
 declare -a DOC_NAMES=("doctests: one thread, float noise" "doctests: plain kernels")
@@ -70,7 +68,7 @@ doctests_start() {
     for i in "${!DOC_NAMES[@]}"; do
         # shellcheck disable=SC2016  # expanded by the inner shell
         setsid bash -c 'echo 19 > /proc/self/autogroup 2>/dev/null
-            start=$(date +%s.%N); env $1 "${@:2}"; rc=$?
+            start=$(date +%s.%N); env $1 nice -n 19 "${@:2}"; rc=$?
             echo "$rc $start $(date +%s.%N)" > "$0.done"; exit $rc' \
             "$LOGS/$i" "${DOC_ENVS[$i]}" "${DOCTESTS[@]}" > "$LOGS/$i.log" 2>&1 &
         DOC_PIDS+=($!)
@@ -84,10 +82,7 @@ doctests_stop() {  # pytest failed: the doctests' result no longer matters
 }
 
 doctests_wait() {  # their logs, their times, their status
-    local i rc=0 status start end pid
-    for pid in "${DOC_PIDS[@]}"; do  # normal priority from now on
-        echo 0 > "/proc/$pid/autogroup" 2>/dev/null
-    done
+    local i rc=0 status start end
     for i in "${!DOC_NAMES[@]}"; do
         wait "${DOC_PIDS[$i]}" || rc=1
         echo "== ${DOC_NAMES[$i]} (ran beside pytest)"
