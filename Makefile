@@ -63,7 +63,10 @@ test-exhaustive: venv assets system-deps services
 # with rounding noise on every float kernel (tests/content/float_noise.py), and
 # torch's and MKL's plain kernels. A figure quoted at its rounding level fails
 # here instead of on a machine with another CPU.
-DOCTESTS := $(BIN)/python -m pytest -q -n 2 -p no:cacheprovider tests/content/test_doctests.py
+# glibc's malloc keeps freed memory (less system CPU; scripts/test_stages.sh).
+DOCTESTS := env MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=17179869184 \
+            MALLOC_TOP_PAD_=268435456 \
+            $(BIN)/python -m pytest -q -n 2 -p no:cacheprovider tests/content/test_doctests.py
 doctests-portable: venv
 	$(TEST_ENV) OMP_NUM_THREADS=1 DOCTEST_FLOAT_NOISE=1 $(DOCTESTS)
 	$(TEST_ENV) ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE $(DOCTESTS)

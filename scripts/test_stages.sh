@@ -53,8 +53,8 @@ stage test "lint-imports" "$BIN/lint-imports" --no-cache
 # afresh (zeroed by the kernel) by the next one. The same results, less
 # system CPU: the float-noise mode's went from 37.7 s to 21.4 s. Not in
 # pytest: its processes then keep their peak memory (21.7 GB used at the
-# peak beside a CPU hog), and a sandboxed job's CPU time grew with the
-# kernel's memory compaction (docs/testing.md, session 6).
+# peak beside a CPU hog, where a sandboxed job then went over half its CPU
+# budget; docs/testing.md, session 6).
 MALLOC=(MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=17179869184 MALLOC_TOP_PAD_=268435456)
 # The lesson doctests run in their two portable modes only, which are
 # stricter than this machine's own kernels (a third run would add minutes).
