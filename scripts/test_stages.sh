@@ -47,15 +47,10 @@ stage setup "set up (venv, assets, services)" \
     "$MAKE_CMD" --no-print-directory venv assets system-deps services
 stage test "ruff" "$BIN/ruff" check .
 stage test "lint-imports" "$BIN/lint-imports" --no-cache
-# glibc's malloc in the doctests (not in pytest, nor the benchmarks, which
-# measure what production runs): no mmap for large blocks and no trimming,
-# so a freed 150 MB tensor is reused instead of unmapped and faulted in
-# afresh (zeroed by the kernel) by the next one. The same results, less
-# system CPU: the float-noise mode's went from 37.7 s to 21.4 s. Not in
-# pytest: its processes then keep their peak memory (21.7 GB used at the
-# peak beside a CPU hog, where a sandboxed job then went over half its CPU
-# budget; docs/testing.md, session 6).
-MALLOC=(MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=17179869184 MALLOC_TOP_PAD_=268435456)
+# DOCTEST_MALLOC: glibc's malloc settings for the doctests (the Makefile
+# sets them and says why).
+# shellcheck disable=SC2206  # a list of NAME=value words
+MALLOC=(${DOCTEST_MALLOC:-})
 # The lesson doctests run in their two portable modes only, which are
 # stricter than this machine's own kernels (a third run would add minutes).
 # shellcheck disable=SC2086  # PYTEST_ARGS is a list of words

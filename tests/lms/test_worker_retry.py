@@ -11,6 +11,7 @@ import requests
 from lms.models import LmsAccount, ScoreSync
 from tests.lms.platform import INSTRUCTOR, LEARNER
 from tests.lms.test_grades_and_links import RIGHT, make_assignment
+from tests.pipeline.conftest import wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -42,8 +43,10 @@ def test_a_worker_sends_the_score_and_retries_after_a_503(
     assert len(refused) == 2  # the 503, then the retry
     # The platform has the score before the worker records that it was sent:
     # wait for the row (on a busy machine the save comes a moment later).
+    wait_for(
+        ScoreSync.objects.filter(sent_version=1).exists,
+        timeout=60,
+        what="the worker to record the score as sent",
+    )
     row = ScoreSync.objects.get()
-    while row.sent_version != 1 and time.monotonic() < deadline:
-        time.sleep(0.2)
-        row.refresh_from_db()
     assert (row.sent_version, row.attempts, row.last_error) == (1, 2, "")
