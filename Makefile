@@ -70,15 +70,10 @@ test:
 test-exhaustive: venv assets system-deps services
 	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --dist loadgroup --exhaustive -m exhaustive $(PYTEST_ARGS)
 
-# The lesson doctests, as other machines would compute them: one thread
-# with rounding noise on every float kernel (tests/content/float_noise.py), and
-# torch's and MKL's plain kernels. A figure quoted at its rounding level fails
-# here instead of on a machine with another CPU.
-DOCTESTS := env $(DOCTEST_MALLOC) \
-            $(BIN)/python -m pytest -q -n 2 -p no:cacheprovider tests/content/test_doctests.py
+# The lesson doctests, as other machines would compute them, in the two
+# portable modes side by side (scripts/doctests_portable.sh says which and why).
 doctests-portable: venv
-	$(TEST_ENV) OMP_NUM_THREADS=1 DOCTEST_FLOAT_NOISE=1 $(DOCTESTS)
-	$(TEST_ENV) ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE $(DOCTESTS)
+	@$(TEST_ENV) DOCTEST_MALLOC="$(DOCTEST_MALLOC)" bash scripts/doctests_portable.sh
 
 # The benchmarks in full: figures are printed, never asserted.
 bench: venv system-deps services

@@ -5,6 +5,7 @@ import os
 
 from celery import Celery
 from celery.signals import worker_ready
+from grading_engine import gc_policy
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -31,6 +32,12 @@ def _start_grading(**kwargs) -> None:
     import threading
 
     def start() -> None:
+        try:
+            warm_and_resume()
+        finally:
+            gc_policy.started()  # loaded: the usual pace from here
+
+    def warm_and_resume() -> None:
         from grader import submission_grading, tasks
         from grader.process_runner import runner_get
 

@@ -47,20 +47,13 @@ stage setup "set up (venv, assets, services)" \
     "$MAKE_CMD" --no-print-directory venv assets system-deps services
 stage test "ruff" "$BIN/ruff" check .
 stage test "lint-imports" "$BIN/lint-imports" --no-cache
-# DOCTEST_MALLOC: glibc's malloc settings for the doctests (the Makefile
-# sets them and says why).
-# shellcheck disable=SC2206  # a list of NAME=value words
-MALLOC=(${DOCTEST_MALLOC:-})
-# The lesson doctests run in their two portable modes only, which are
-# stricter than this machine's own kernels (a third run would add minutes).
 # shellcheck disable=SC2086  # PYTEST_ARGS is a list of words
 stage test "pytest" "$BIN/python" -m pytest -n 2 --dist loadgroup --durations=20 \
     --ignore=tests/content/test_doctests.py ${PYTEST_ARGS:-}
-DOCTESTS=("$BIN/python" -m pytest -q -n 2 -p no:cacheprovider tests/content/test_doctests.py)
-stage test "doctests: one thread, float noise" \
-    env "${MALLOC[@]}" OMP_NUM_THREADS=1 DOCTEST_FLOAT_NOISE=1 "${DOCTESTS[@]}"
-stage test "doctests: plain kernels" \
-    env "${MALLOC[@]}" ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE "${DOCTESTS[@]}"
+# The lesson doctests run in their two portable modes only, which are
+# stricter than this machine's own kernels (a third run would add minutes);
+# side by side, one process each (the script says why).
+stage test "doctests: both portable modes" bash scripts/doctests_portable.sh
 for bench in sandbox pipeline page surge; do
     stage test "benchmark: $bench (short)" "$BIN/python" "benchmarks/${bench}_bench.py" --short
 done

@@ -223,3 +223,21 @@ def test_numpy_in_a_job_asks_for_no_huge_pages(pool):
     )
     assert verdict.status == "passed", verdict.checks
     assert "huge pages: False" in verdict.stdout
+
+
+@pytest.mark.slow
+def test_a_job_collects_garbage_at_pythons_usual_pace(pool):
+    """The zygote collects rarely while it loads torch and the models
+    (grading_engine.gc_policy); a job must not inherit that: learner code that
+    makes cyclic garbage would hold more memory than on the learner's machine."""
+    verdict = run_attack(
+        pool,
+        """
+        import gc
+        print("thresholds:", gc.get_threshold())
+        def tie_weights(model):
+            model.lm_head.weight = model.transformer.wte.weight
+        """,
+    )
+    assert verdict.status == "passed", verdict.checks
+    assert "thresholds: (700, 10, 10)" in verdict.stdout

@@ -31,6 +31,7 @@ import socket
 import sys
 import traceback
 
+from grading_engine import gc_policy
 from grading_engine.sandbox import namespaces as ns
 from grading_engine.sandbox.limits import Limits, set_slot_rlimits
 from grading_engine.sandbox.worker import (
@@ -74,15 +75,17 @@ def warm(preload: str) -> None:
     (a cold sandbox loads just what its one job needs, so the job's clock
     measures the job, not the model build).
     """
+    gc_policy.while_starting()  # torch and the models: few collections
     if preload != "none":
         from grading_engine.harness.child import preload as load
 
         load(None if preload == "all" else [preload])
     collapse_to_huge_pages()
     # Objects that exist now are never collected, so a slot's garbage
-    # collector does not write to (and copy) the zygote's pages.
+    # collector does not write to (and copy) the zygote's pages; slots and
+    # their jobs collect at Python's usual pace.
     gc.collect()
-    gc.freeze()
+    gc_policy.started()
     ns.prctl(ns.PR_SET_DUMPABLE, 0)
 
 
