@@ -30,7 +30,13 @@ from grading_engine.sandbox.pruning import prune_stage
 
 # The packages `python -m grading_engine.harness` and the warm worker import.
 CHILD_PACKAGES = ("harness", "exercises", "checks", "reference", "sandbox")
-CHILD_MODULES = ("__init__.py", "gc_policy.py", "json_nesting.py", "lazy.py", "runner.py")
+CHILD_MODULES = (
+    "__init__.py",
+    "gc_policy.py",
+    "json_nesting.py",
+    "lazy.py",
+    "runner.py",
+)
 # Answer code the child never runs (parameter counts, the HF converter, the
 # functional GPT-2 behind the fingerprints): the stage holds a stub in its
 # place, so harness modules that import names from it still load, and a
