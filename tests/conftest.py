@@ -85,6 +85,40 @@ def _fast_password_hashes():
 
 
 @pytest.fixture(scope="session", autouse=True)
+def _flush_by_delete():
+    """Empty the tables after a transactional test with DELETE, not TRUNCATE.
+
+    Django empties every table after each test that commits (the pipeline,
+    LMS, browser and command tests). PostgreSQL's TRUNCATE of the 54 tables
+    gives each table and index a new file: 0.37 s here, against 0.03 s for a
+    DELETE of every table's few test rows, and it ran after about 150 tests.
+    The result is the same, empty tables: every foreign key is deferred to
+    the flush's commit (test_every_foreign_key_is_deferrable), so the order
+    of the DELETEs does not matter.
+    """
+    from django.db.backends.postgresql.operations import DatabaseOperations
+
+    truncate = DatabaseOperations.sql_flush
+
+    def sql_flush(self, style, tables, *, reset_sequences=False, allow_cascade=False):
+        if reset_sequences or not tables:
+            return truncate(
+                self,
+                style,
+                tables,
+                reset_sequences=reset_sequences,
+                allow_cascade=allow_cascade,
+            )
+        return [f"DELETE FROM {self.quote_name(table)};" for table in tables]
+
+    DatabaseOperations.sql_flush = sql_flush
+    try:
+        yield
+    finally:
+        DatabaseOperations.sql_flush = truncate
+
+
+@pytest.fixture(scope="session", autouse=True)
 def _static_files_from_the_source():
     """Serve static files under their plain names from the source folders.
 

@@ -94,7 +94,11 @@ class Platform:
                 platform._handle(self, "POST")
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        # shutdown() waits for the loop's next poll: 0.5 s by default, after
+        # each of the forty-odd tests that start a platform.
+        threading.Thread(
+            target=self._server.serve_forever, args=(0.02,), daemon=True
+        ).start()
         return self
 
     def stop(self) -> None:

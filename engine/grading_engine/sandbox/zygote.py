@@ -80,7 +80,11 @@ def warm(preload: str) -> None:
         from grading_engine.harness.child import preload as load
 
         load(None if preload == "all" else [preload])
-    collapse_to_huge_pages()
+    if preload == "all":
+        # A warm pool forks a job per grade for hours: huge pages make each
+        # fork cheaper. A cold sandbox forks one slot and one job, and
+        # copying its models into huge pages cost more than those two forks.
+        collapse_to_huge_pages()
     # Objects that exist now are never collected, so a slot's garbage
     # collector does not write to (and copy) the zygote's pages; slots and
     # their jobs collect at Python's usual pace.
