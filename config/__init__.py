@@ -2,7 +2,7 @@
 
 Every process of the service imports this first (manage.py through its
 settings, gunicorn through config.wsgi, Celery through `-A config`), so this
-is where a process starts collecting garbage rarely (grading_engine.gc_policy); the
+is where a process starts collecting garbage rarely (grading_engine.gc_policy);
 web and worker processes go back to the usual pace once they have started.
 """
 

@@ -91,7 +91,7 @@ def _flush_by_delete():
     Django empties every table after each test that commits (the pipeline,
     LMS, browser and command tests). PostgreSQL's TRUNCATE of the 54 tables
     gives each table and index a new file: 0.37 s here, against 0.03 s for a
-    DELETE of every table's few test rows, and it ran after about 150 tests.
+    DELETE of every table's few test rows, after each of a hundred-odd tests.
     The result is the same, empty tables: every foreign key is deferred to
     the flush's commit (test_every_foreign_key_is_deferrable), so the order
     of the DELETEs does not matter.
