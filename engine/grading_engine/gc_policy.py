@@ -29,6 +29,8 @@ def while_starting() -> None:
 
 
 def started() -> None:
-    """The process has loaded what it keeps: freeze it, collect as usual."""
+    """The process has loaded what it keeps: collect the start's garbage
+    (the raised threshold left it), freeze the rest, collect as usual."""
+    gc.collect()
     gc.freeze()
     gc.set_threshold(*USUAL)

@@ -25,7 +25,6 @@ socket, starting with {"ready": ...}.
 
 from __future__ import annotations
 
-import gc
 import os
 import socket
 import sys
@@ -88,7 +87,6 @@ def warm(preload: str) -> None:
     # Objects that exist now are never collected, so a slot's garbage
     # collector does not write to (and copy) the zygote's pages; slots and
     # their jobs collect at Python's usual pace.
-    gc.collect()
     gc_policy.started()
     ns.prctl(ns.PR_SET_DUMPABLE, 0)
 
