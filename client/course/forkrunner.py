@@ -24,8 +24,8 @@ import threading
 import time
 from pathlib import Path
 
+from grading_engine.harness.result_fd import RESULT_FD
 from grading_engine.harness.subprocess_runner import child_environment, kill_group
-from grading_engine.harness.wire import RESULT_FD
 from grading_engine.runner import ChildOutcome
 
 OUTPUT_CAP = 64_000

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 import time
 
 import pytest
 from grading_engine import sandbox
+from grading_engine.harness.subprocess_runner import ENGINE_ROOT
 from grading_engine.sandbox import probe
 from grading_engine.sandbox.slots import uid_pids
 
@@ -38,6 +41,25 @@ def test_the_probe_finds_every_required_protection_here():
     report = sandbox.protection_report(found)
     for name in probe.REQUIRED:
         assert f"[     ok] {name} (required)" in report
+
+
+def test_the_probes_sandbox_loads_no_torch():
+    """Every cold runner and grading worker probes first; the probe's sandbox
+    runs the lock-down, which once imported torch (1 s of the probe's 1.4)."""
+    code = (
+        "import sys\n"
+        "from grading_engine.sandbox.boot import main\n"
+        "from grading_engine.sandbox.zygote import probe_slot\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'torch'))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ENGINE_ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert out.strip() == "[]"
 
 
 def test_it_refuses_to_grade_when_a_required_protection_is_missing(seccomp_missing):

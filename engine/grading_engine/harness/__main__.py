@@ -10,7 +10,7 @@ import json
 import sys
 
 from grading_engine.harness.child import execute_job
-from grading_engine.harness.wire import RESULT_FD
+from grading_engine.harness.result_fd import RESULT_FD
 from grading_engine.reference.cache import process_ends_with_its_job
 
 

@@ -18,7 +18,7 @@ import threading
 import time
 from pathlib import Path
 
-from grading_engine.harness.wire import RESULT_FD
+from grading_engine.harness.result_fd import RESULT_FD
 from grading_engine.runner import ChildOutcome
 
 # The directory holding the `grading_engine` package: the child's only path.

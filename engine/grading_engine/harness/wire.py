@@ -38,7 +38,6 @@ from safetensors.torch import save as st_save
 from grading_engine.json_nesting import json_nesting
 
 VERSION = 1
-RESULT_FD = 3  # where the child writes its result (every runner moves it there)
 _LEN_BYTES = 8
 _MAX_DEPTH = 32  # captured data is shallow; deep nesting is an attack
 _TENSOR_NAME = re.compile(r"c(\d+)/[A-Za-z0-9_.\-]{1,100}")

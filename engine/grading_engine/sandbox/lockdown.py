@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from grading_engine.harness.wire import RESULT_FD
+from grading_engine.harness.result_fd import RESULT_FD
 from grading_engine.sandbox import seccomp
 from grading_engine.sandbox.limits import Limits, set_job_rlimits
 

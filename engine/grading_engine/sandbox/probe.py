@@ -1,6 +1,6 @@
 """Which protections this machine really gives, checked by trying them.
 
-`probe_protections` starts one tiny zygote (no torch, ~0.3 s) that sets up
+`probe_protections` starts one tiny zygote (no torch, ~0.1 s) that sets up
 one slot exactly as a pool does, and looks from inside it: its uid, its
 namespaces and network interfaces, whether seccomp took, whether an AF_INET
 socket or a fork is refused, whether / is read-only. Cgroups are
