@@ -11,6 +11,7 @@ import pytest
 from grading_engine.runner import CancelToken
 from grading_engine.sandbox.slots import uid_pids
 
+from tests.pipeline.conftest import wait_for
 from tests.sandbox.conftest import (
     RIGHT,
     assert_grader_still_works,
@@ -93,11 +94,44 @@ def test_a_cancel_before_the_job_starts_runs_nothing(pool):
     assert verdict.status == "cancelled"
 
 
-def test_a_dead_zygote_is_replaced_and_the_slots_forked_again(pool):
+def jobs_running(pool) -> list[int]:
+    """Host pids of the jobs the pool's slot workers have forked."""
+    found = []
+    for worker in pool.worker_pids().values():
+        try:
+            tasks = os.listdir(f"/proc/{worker}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{worker}/task/{task}/children") as f:
+                    found += [int(pid) for pid in f.read().split()]
+            except OSError:
+                pass
+    return found
+
+
+def test_a_dead_zygote_is_replaced_and_its_running_job_runs_again(pool):
+    """Killing the zygote takes its slots with it a moment later: the job
+    running on one (here, sleeping before it answers) was not its learner's
+    doing, so it runs again on a slot of the new zygote and passes; then
+    both slots grade again. (A kill while idle flaked once in a busy run: a
+    grade started on a slot that was about to die, and ended in an error.)"""
     old_zygote = pool.zygote.process.pid
+    verdicts = []
+    job = threading.Thread(
+        target=lambda: verdicts.append(
+            run_attack(pool, "import time\ntime.sleep(2)\n" + RIGHT, timeout=30)
+        )
+    )
+    job.start()
+    wait_for(lambda: jobs_running(pool), timeout=60, what="the job to start")
     os.killpg(old_zygote, signal.SIGKILL)  # its pid namespace, slots included
-    assert_grader_still_works(pool)
+    job.join(timeout=120)
+    assert verdicts and verdicts[0].status == "passed", messages(verdicts[0])
     assert pool.zygote.process.pid != old_zygote
+    assert pool.zygote_restarts >= 1
+    assert_grader_still_works(pool)
 
 
 def autogroup_on() -> bool:

@@ -70,6 +70,9 @@ class WarmPool:
         # worker's shutdown) while a grading thread restarts a slot.
         self._table_lock = threading.RLock()
         self._closing = False
+        # How many times a dead zygote was replaced: a slot that dies while
+        # this moves died with its zygote, not by its job (WarmPool.run).
+        self.zygote_restarts = 0
         # --die-with-parent ties a sandbox to the *thread* that started it,
         # so the zygote is always spawned from this one long-lived thread.
         self._spawner: ThreadPoolExecutor | None = None
@@ -161,10 +164,12 @@ class WarmPool:
             for retry in (True, False):
                 if cancel is not None and cancel.is_set():
                     return ended_outcome(CANCELLED)
+                zygote_restarts = self.zygote_restarts
                 try:
                     worker = self._workers.get(slot.index)
                     if worker is None or not worker.alive():
                         worker = self._restart(slot)
+                    zygote_restarts = self.zygote_restarts
                     return run_on_slot(
                         slot, worker, self._sandbox_job(job), timeout, self.limits,
                         cancel=cancel, slow=slow,
@@ -177,7 +182,14 @@ class WarmPool:
                         self._restart(slot)
                     except Exception:  # the next job on this slot tries again
                         log.exception("sandbox slot %d failed to restart", slot.index)
-                    if exc.job_started or not retry:
+                    # A slot dies with its zygote (a learner's job cannot
+                    # reach it: another uid, outside the slot's pid
+                    # namespace), and killing the zygote takes its slots
+                    # with it a moment later, so a job can have started on
+                    # a slot that was already doomed: that job is not its
+                    # learner's doing, and it runs once more.
+                    with_zygote = self.zygote_restarts != zygote_restarts
+                    if (exc.job_started and not with_zygote) or not retry:
                         return ended_outcome(f"sandbox worker died ({exc})")
             raise AssertionError("unreachable")
 
@@ -226,6 +238,7 @@ class WarmPool:
                 if self.zygote is not None:
                     self.zygote.stop()
                 self._start_zygote()
+                self.zygote_restarts += 1
             worker = self.zygote.spawn(slot)
         with self._table_lock:
             if self._closing:
