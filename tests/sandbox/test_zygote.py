@@ -94,21 +94,9 @@ def test_a_cancel_before_the_job_starts_runs_nothing(pool):
     assert verdict.status == "cancelled"
 
 
-def jobs_running(pool) -> list[int]:
-    """Host pids of the jobs the pool's slot workers have forked."""
-    found = []
-    for worker in pool.worker_pids().values():
-        try:
-            tasks = os.listdir(f"/proc/{worker}/task")
-        except OSError:
-            continue
-        for task in tasks:
-            try:
-                with open(f"/proc/{worker}/task/{task}/children") as f:
-                    found += [int(pid) for pid in f.read().split()]
-            except OSError:
-                pass
-    return found
+def slots_running_a_job(pool) -> int:
+    """Slots whose worker has forked a job: two processes of the slot's uid."""
+    return sum(len(uid_pids(slot.uid)) >= 2 for slot in pool.slots.slots)
 
 
 def test_a_dead_zygote_is_replaced_and_its_running_job_runs_again(pool):
@@ -125,7 +113,7 @@ def test_a_dead_zygote_is_replaced_and_its_running_job_runs_again(pool):
         )
     )
     job.start()
-    wait_for(lambda: jobs_running(pool), timeout=60, what="the job to start")
+    wait_for(lambda: slots_running_a_job(pool), timeout=60, what="the job to start")
     os.killpg(old_zygote, signal.SIGKILL)  # its pid namespace, slots included
     job.join(timeout=120)
     assert verdicts and verdicts[0].status == "passed", messages(verdicts[0])
@@ -219,7 +207,6 @@ def test_closing_the_pool_while_it_grades_ends_that_grade_and_restarts_nothing()
 
     pool = WarmPool(2).start()
     uids = pool.uids()
-    slot_uids = [slot.uid for slot in pool.slots.slots]
     verdicts = []
     graders = [
         threading.Thread(
@@ -230,11 +217,8 @@ def test_closing_the_pool_while_it_grades_ends_that_grade_and_restarts_nothing()
     for grader in graders:
         grader.start()
 
-    def both_held() -> bool:  # each slot runs its worker and a job's fork
-        return all(len(uid_pids(uid)) >= 2 for uid in slot_uids)
-
     deadline = time.monotonic() + 60
-    while not both_held():
+    while slots_running_a_job(pool) < 2:
         assert time.monotonic() < deadline, "the two jobs never started"
         time.sleep(0.05)
     pool.close()
