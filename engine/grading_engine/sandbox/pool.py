@@ -169,7 +169,7 @@ class WarmPool:
                     worker = self._workers.get(slot.index)
                     if worker is None or not worker.alive():
                         worker = self._restart(slot)
-                    zygote_restarts = self.zygote_restarts
+                        zygote_restarts = self.zygote_restarts  # before the job
                     return run_on_slot(
                         slot, worker, self._sandbox_job(job), timeout, self.limits,
                         cancel=cancel, slow=slow,
