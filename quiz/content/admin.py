@@ -19,6 +19,7 @@ from quiz.content.models import (
     FollowUp,
     Lesson,
     Question,
+    QuestionTemplate,
     Section,
 )
 from quiz.content.tree import question_problem
@@ -193,3 +194,14 @@ class DiagnosisAdmin(AuditedAdminMixin, admin.ModelAdmin):
     @admin.display(description="Lessons")
     def lesson_list(self, obj: Diagnosis) -> str:
         return ", ".join(lesson.slug for lesson in obj.lessons.all()) or "—"
+
+
+@admin.register(QuestionTemplate)
+class QuestionTemplateAdmin(AuditedAdminMixin, admin.ModelAdmin):
+    """A template's spec as JSON, checked by the engine before it is saved."""
+
+    list_display = ["slug", "title", "section", "kind", "updated_at"]
+    list_filter = ["section", "kind"]
+    search_fields = ["slug", "title"]
+    filter_horizontal = ["lessons"]
+    readonly_fields = ["source_path", "updated_at"]

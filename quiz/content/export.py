@@ -22,6 +22,7 @@ import yaml
 
 from quiz.content.exercise_store import exercise_store
 from quiz.content.models import Lesson, Section
+from quiz.content.question_templates import TEMPLATE_DIR, template_export_files
 from quiz.content.tree import (
     EXERCISE_DIR,
     SECTION_FILE,
@@ -243,6 +244,7 @@ def content_export_files() -> dict[str, str]:
             )
     for exercise in exercises:
         files[f"{EXERCISE_DIR}/{exercise.slug}.yaml"] = _exercise_file(exercise)
+    files.update(template_export_files())
     return files
 
 
@@ -251,7 +253,7 @@ def _is_generated(root: Path, relative: PurePosixPath) -> bool:
     parts = relative.parts
     if len(parts) != 2:
         return False
-    if parts[0] == EXERCISE_DIR:
+    if parts[0] in (EXERCISE_DIR, TEMPLATE_DIR):
         return relative.suffix == ".yaml"
     return relative.suffix == ".md" and (root / parts[0] / SECTION_FILE).is_file()
 

@@ -13,6 +13,7 @@ from quiz.content.diagnoses import DiagnosesInvalid, diagnosis_load
 from quiz.content.exercise_store import exercise_store
 from quiz.content.figures import FigureError, figure_path, figure_render
 from quiz.content.models import Diagnosis, Figure, FollowUp, Lesson, Question, Section
+from quiz.content.question_templates import load_templates, read_templates
 from quiz.content.tree import (
     ContentError,
     ContentProblem,
@@ -112,11 +113,12 @@ def content_load(
     """
     root = Path(root)
     tree = read_content_tree(root)
+    templates = read_templates(root)
     # The slow part (drawing every figure), outside the transaction.
     figures = _render_figures(tree, root) if figures else {}
     report = LoadReport()
     diagnoses = root / DIAGNOSES_FILE
-    total = len(tree.files) + len(figures) + diagnoses.is_file()
+    total = len(tree.files) + len(figures) + diagnoses.is_file() + len(templates)
     step = 0
 
     def note(kind: str, label: str, outcome: str) -> None:
@@ -133,6 +135,7 @@ def content_load(
             if diagnoses.is_file():
                 outcome = _load_diagnoses(diagnoses)
                 note("diagnoses", DIAGNOSES_FILE, outcome)
+            load_templates(templates, lambda path: _relative(path, root), note)
     except DiagnosesInvalid as exc:
         raise ContentError(
             [

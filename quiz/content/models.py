@@ -1,8 +1,10 @@
 """Course content: sections, lessons, follow-ups, self-checks, figures, diagnoses."""
 
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 from django.urls import reverse
+from grading_engine.quiz_bank.variants import TemplateInvalid, check
 
 
 class Section(models.Model):
@@ -173,3 +175,39 @@ class Diagnosis(models.Model):
 
     def __str__(self) -> str:
         return self.slug
+
+
+class QuestionTemplate(models.Model):
+    """A question with parameters: each attempt draws its own numbers.
+
+    `spec` is the template file's mapping (grading_engine.quiz_bank.variants
+    says what it holds); its answers are computed by the engine's functions,
+    never stored, so fixing a function fixes every variant.
+    """
+
+    slug = models.SlugField(max_length=80, unique=True)
+    title = models.CharField(max_length=200)
+    section = models.ForeignKey(
+        Section, on_delete=models.PROTECT, related_name="question_templates"
+    )
+    lessons = models.ManyToManyField(
+        Lesson, blank=True, related_name="question_templates"
+    )
+    kind = models.CharField(max_length=10)
+    spec = models.JSONField(help_text="The template file's content, as JSON.")
+    source_path = models.CharField(max_length=300, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["section__order", "slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+    def clean(self) -> None:
+        try:
+            check(self.spec)
+        except TemplateInvalid as exc:
+            raise ValidationError({"spec": str(exc)}) from None
+        if self.spec.get("slug") != self.slug:
+            raise ValidationError({"spec": "spec.slug must equal the slug."})

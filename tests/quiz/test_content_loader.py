@@ -7,7 +7,7 @@ from django.core.management import CommandError, call_command
 
 from quiz.content.loader import content_load
 from quiz.content.tree import ContentError, read_content_tree
-from quiz.models import FollowUp, Lesson, Question, Section
+from quiz.models import FollowUp, Lesson, Question, QuestionTemplate, Section
 from tests.conftest import PROJECT_ROOT
 
 pytestmark = pytest.mark.django_db
@@ -291,3 +291,63 @@ def test_a_diagnosis_naming_an_unknown_lesson_refuses_the_whole_load(content_tre
         content_load(root=content_tree.root)
     assert "unknown lesson 'no-such-lesson'" in str(info.value)
     assert not Lesson.objects.exists() and not Diagnosis.objects.exists()
+
+
+TEMPLATE_YAML = """\
+slug: {slug}
+title: Parameters
+section: basics
+lessons: [{lesson}]
+kind: numeric
+prompt: "{n_layer} blocks of width {n_embd}: parameters?"
+params:
+  n_layer: {{from: 1, to: 12}}
+  n_embd: [64, 128]
+answer: {answer}
+"""
+
+
+def test_question_templates_load_with_their_lessons(content_tree):
+    content_tree.raw(
+        "quiz-templates/params.yaml",
+        TEMPLATE_YAML.format(
+            slug="params",
+            lesson="first-lesson",
+            answer="gpt2_params_tied",
+            n_layer="{n_layer}",
+            n_embd="{n_embd}",
+        ),
+    )
+    report = content_load(root=content_tree.root)
+    assert "template content/quiz-templates/params.yaml" in report.created
+    template = QuestionTemplate.objects.get(slug="params")
+    assert [le.slug for le in template.lessons.all()] == ["first-lesson"]
+    assert template.spec["answer"] == "gpt2_params_tied"
+    again = content_load(root=content_tree.root)
+    assert "template content/quiz-templates/params.yaml" in again.unchanged
+
+
+def test_a_bad_template_stops_the_load_with_its_file_and_reason(content_tree):
+    fields = {"n_layer": "{n_layer}", "n_embd": "{n_embd}"}
+    content_tree.raw(
+        "quiz-templates/typed.yaml",
+        TEMPLATE_YAML.format(
+            slug="typed", lesson="first-lesson", answer="typed_by_hand", **fields
+        ),
+    )
+    content_tree.raw(
+        "quiz-templates/lost.yaml",
+        TEMPLATE_YAML.format(
+            slug="lost", lesson="no-such-lesson", answer="gpt2_params_tied", **fields
+        ),
+    )
+    with pytest.raises(ContentError) as raised:
+        content_load(root=content_tree.root)
+    text = str(raised.value)
+    assert "typed.yaml" in text and "no answer function 'typed_by_hand'" in text
+    assert not Lesson.objects.exists()  # nothing was loaded
+    (content_tree.root / "quiz-templates" / "typed.yaml").unlink()
+    with pytest.raises(ContentError) as raised:
+        content_load(root=content_tree.root)
+    assert "lost.yaml" in str(raised.value) and "no-such-lesson" in str(raised.value)
+    assert not QuestionTemplate.objects.exists() and not Lesson.objects.exists()

@@ -12,7 +12,7 @@ from grader.models import Exercise
 from quiz.content.export import content_export
 from quiz.content.loader import content_load
 from quiz.content.tree import ContentError
-from quiz.models import FollowUp, Lesson, Question, Section
+from quiz.models import FollowUp, Lesson, Question, QuestionTemplate, Section
 from tests.conftest import PROJECT_ROOT
 
 pytestmark = pytest.mark.django_db
@@ -23,6 +23,7 @@ NATURAL_KEYS = {
     FollowUp: ("lesson", "order"),
     Question: ("lesson", "order"),
     Exercise: ("slug",),
+    QuestionTemplate: ("slug",),
 }
 
 
@@ -50,6 +51,7 @@ def dump() -> dict[str, list[dict]]:
 
 def wipe() -> None:
     Exercise.objects.all().delete()
+    QuestionTemplate.objects.all().delete()
     Lesson.objects.all().delete()
     Section.objects.all().delete()
 
@@ -73,6 +75,7 @@ def test_load_export_load_gives_the_same_database(tmp_path):
     assert any(e["wrong_solutions"] for e in before["Exercise"])
     assert any(e["right_solutions"] for e in before["Exercise"])
     assert any(e["lesson"] for e in before["Exercise"])
+    assert len(before["QuestionTemplate"]) >= 30
 
     first = tmp_path / "first" / "content"
     content_export(root=first, source=PROJECT_ROOT / "content")
