@@ -199,6 +199,12 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(SWEEP_INTERVAL_SECONDS),
         "options": {"queue": CELERY_TASK_DEFAULT_QUEUE},
     },
+    # Quiz attempts whose deadline passed with no page open (quiz.tasks).
+    "close-expired-quiz-attempts": {
+        "task": "quiz.close_expired",
+        "schedule": 30.0,
+        "options": {"queue": CELERY_TASK_DEFAULT_QUEUE},
+    },
     # Grades for an LMS whose messages were lost or whose retries ran out.
     "sweep-lms-scores": {
         "task": "lms.sweep",

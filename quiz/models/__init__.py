@@ -6,6 +6,7 @@ from quiz.content.models import (
     FollowUp,
     Lesson,
     Question,
+    QuestionTemplate,
     Section,
 )
 from quiz.core.models import ApiToken, AuditEntry
@@ -17,6 +18,14 @@ from quiz.teaching.models import (
     Cohort,
     CohortMembership,
     ScoreOverride,
+)
+from quiz.teaching.quizzes.models import (
+    Quiz,
+    QuizAccommodation,
+    QuizAttempt,
+    QuizRegrade,
+    QuizRegradeResult,
+    QuizSlot,
 )
 
 __all__ = [
@@ -33,6 +42,13 @@ __all__ = [
     "Lesson",
     "LessonRead",
     "Question",
+    "QuestionTemplate",
+    "Quiz",
+    "QuizAccommodation",
+    "QuizAttempt",
+    "QuizRegrade",
+    "QuizRegradeResult",
+    "QuizSlot",
     "QuestionAttempt",
     "ReviewCard",
     "ReviewLog",

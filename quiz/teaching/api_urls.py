@@ -6,6 +6,7 @@ from quiz.teaching import api as views
 from quiz.teaching import regrades
 from quiz.teaching.assignments import api as assignments
 from quiz.teaching.matrix.api import CohortMatrixView
+from quiz.teaching.quizzes import api as quizzes
 
 urlpatterns = [
     path("cohorts/", views.CohortListView.as_view(), name="api-cohorts"),
@@ -58,5 +59,46 @@ urlpatterns = [
         "assignments/<int:assignment_id>/overrides/",
         assignments.AssignmentOverridesView.as_view(),
         name="api-assignment-overrides",
+    ),
+    path(
+        "cohorts/<int:cohort_id>/quizzes/",
+        quizzes.CohortQuizzesView.as_view(),
+        name="api-cohort-quizzes",
+    ),
+    path("quizzes/<int:quiz_id>/", quizzes.QuizView.as_view(), name="api-quiz"),
+    path(
+        "quizzes/<int:quiz_id>/attempts/",
+        quizzes.QuizAttemptsView.as_view(),
+        name="api-quiz-attempts",
+    ),
+    path(
+        "quizzes/<int:quiz_id>/results/",
+        quizzes.QuizResultsView.as_view(),
+        name="api-quiz-results",
+    ),
+    path(
+        "quizzes/<int:quiz_id>/accommodations/",
+        quizzes.QuizAccommodationsView.as_view(),
+        name="api-quiz-accommodations",
+    ),
+    path(
+        "quizzes/<int:quiz_id>/statistics/",
+        quizzes.QuizStatisticsView.as_view(),
+        name="api-quiz-statistics",
+    ),
+    path(
+        "quizzes/<int:quiz_id>/regrade/",
+        quizzes.QuizRegradeView.as_view(),
+        name="api-quiz-regrade",
+    ),
+    path(
+        "attempts/<int:attempt_id>/",
+        quizzes.AttemptView.as_view(),
+        name="api-quiz-attempt",
+    ),
+    path(
+        "attempts/<int:attempt_id>/submit/",
+        quizzes.AttemptSubmitView.as_view(),
+        name="api-quiz-attempt-submit",
     ),
 ]

@@ -1,7 +1,7 @@
 """What teaching plugs into the layers below it: instructors see the
 submissions of the learners in their cohorts, and learners see their
-assignments on the home page and the due date on an exercise's page. Called
-from QuizConfig.ready()."""
+assignments and quizzes on the home page and the due date on an exercise's
+page. Called from QuizConfig.ready()."""
 
 from __future__ import annotations
 
@@ -9,10 +9,12 @@ from grader.exercise_notes import exercise_note_register
 from grader.selectors import submission_viewer_scope_register
 from quiz.learning.home_panels import home_panel_register
 from quiz.teaching.assignments.learner import assignments_panel, exercise_due_notes
+from quiz.teaching.quizzes.learner import quizzes_panel
 from quiz.teaching.selectors import learners_taught_by
 
 
 def connect() -> None:
     submission_viewer_scope_register(learners_taught_by)
     home_panel_register(assignments_panel)
+    home_panel_register(quizzes_panel)
     exercise_note_register(exercise_due_notes)

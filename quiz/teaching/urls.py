@@ -1,7 +1,7 @@
 """Instructor pages (/instructor/…) and learners joining (/cohorts/join/…),
 included at the site root from config/urls.py."""
 
-from django.urls import path
+from django.urls import include, path
 
 from quiz.teaching import regrades, views
 from quiz.teaching.assignments import views as assignment_views
@@ -101,4 +101,8 @@ urlpatterns = [
     ),
     path("cohorts/join/", views.join_form, name="cohort-join-form"),
     path("cohorts/join/<str:code>/", views.join, name="cohort-join"),
+    path("", include("quiz.teaching.quizzes.urls")),
 ]
+
+# Quizzes: the instructor's pages (quiz.teaching.quizzes.instructor_urls).
+urlpatterns += [path("", include("quiz.teaching.quizzes.instructor_urls"))]

@@ -1,0 +1,1 @@
+"""Quizzes: timed assessments drawn from the question bank."""

@@ -1,0 +1,485 @@
+"""Quiz API: quizzes for instructors, attempts for learners.
+
+Quizzes answer as assignments do (quiz.teaching.access): the cohort's
+instructors and superusers; anyone else 404, a learner 403 on a cohort's
+list. An attempt answers only to its learner (404 for anyone else). Every
+write goes through quiz.teaching.quizzes.services; every attempt leaves
+through presenting.attempt_state, which holds back keys until the
+feedback policy allows.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+
+from quiz.core.api.base import ApiView
+from quiz.core.api.negotiation import FormatFirstNegotiation
+from quiz.teaching.access import COHORT_API_ERRORS, CohortApiView
+from quiz.teaching.assignments.api import CsvRenderer, _learner
+from quiz.teaching.csv_files import csv_response, csv_text, export_filename
+from quiz.teaching.quizzes import access, analysis, regrading, results, services
+from quiz.teaching.quizzes.models import Quiz, QuizAttempt
+from quiz.teaching.quizzes.presenting import attempt_state
+
+# Serializers -----------------------------------------------------------------
+
+
+class SlotInSerializer(serializers.Serializer):
+    points = serializers.FloatField(default=1.0)
+    draw = serializers.IntegerField(default=1, help_text="Questions drawn (>= 1).")
+    pool = serializers.DictField(
+        help_text='Any of {"questions": [ids], "templates": [slugs], '
+        '"lessons": [slugs], "sections": [slugs]}.'
+    )
+
+
+class QuizInSerializer(serializers.Serializer):
+    title = serializers.CharField(max_length=200)
+    opens_at = serializers.DateTimeField()
+    closes_at = serializers.DateTimeField()
+    time_limit = serializers.IntegerField(
+        allow_null=True, required=False, default=None, help_text="Minutes; null: none."
+    )
+    attempts_allowed = serializers.IntegerField(default=1)
+    combine = serializers.ChoiceField(Quiz.Combine.values, default=Quiz.Combine.BEST)
+    feedback = serializers.ChoiceField(
+        Quiz.Feedback.values, default=Quiz.Feedback.AFTER_SUBMIT
+    )
+    shuffle = serializers.BooleanField(default=True)
+    slots = SlotInSerializer(many=True)
+
+
+class QuizPatchSerializer(QuizInSerializer):
+    archived = serializers.BooleanField(required=False)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, partial=True, **kwargs)
+
+
+class SlotSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    number = serializers.SerializerMethodField()
+    points = serializers.FloatField()
+    draw = serializers.IntegerField()
+    pool = serializers.DictField()
+
+    def get_number(self, obj) -> int:
+        return obj.order + 1
+
+
+class QuizSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    cohort = serializers.IntegerField(source="cohort_id")
+    title = serializers.CharField()
+    opens_at = serializers.DateTimeField()
+    closes_at = serializers.DateTimeField()
+    time_limit = serializers.IntegerField(allow_null=True)
+    attempts_allowed = serializers.IntegerField()
+    combine = serializers.CharField()
+    feedback = serializers.CharField()
+    shuffle = serializers.BooleanField()
+    archived = serializers.SerializerMethodField()
+    slots = SlotSerializer(many=True, source="slots.all")
+    url = serializers.SerializerMethodField()
+
+    def get_archived(self, obj) -> bool:
+        return obj.archived_at is not None
+
+    def get_url(self, obj) -> str:
+        return f"/api/v1/quizzes/{obj.pk}/"
+
+
+class LearnerQuizSerializer(serializers.Serializer):
+    """What a learner sees of a quiz: no pools (they would name the questions)."""
+
+    id = serializers.IntegerField()
+    title = serializers.CharField()
+    opens_at = serializers.DateTimeField()
+    closes_at = serializers.DateTimeField()
+    time_limit = serializers.IntegerField(allow_null=True)
+    attempts_allowed = serializers.IntegerField()
+    combine = serializers.CharField()
+    feedback = serializers.CharField()
+
+
+class AccommodationInSerializer(serializers.Serializer):
+    learner = serializers.CharField(help_text="A learner's id or username.")
+    time_factor = serializers.FloatField(required=False, help_text="1 to 10, e.g. 1.5")
+    closes_at = serializers.DateTimeField(required=False)
+
+
+class AccommodationSerializer(serializers.Serializer):
+    learner = serializers.CharField(source="learner.username")
+    time_factor = serializers.FloatField()
+    closes_at = serializers.DateTimeField(allow_null=True)
+
+
+class AttemptStartSerializer(serializers.Serializer):
+    restart = serializers.BooleanField(
+        default=False, help_text="Instructors: end the preview and start a new one."
+    )
+
+
+class AnswersSerializer(serializers.Serializer):
+    answers = serializers.DictField(
+        help_text="Question number -> answer: an option's id, or a number as text."
+    )
+
+
+# Helpers ---------------------------------------------------------------------
+
+
+def _quiz_for_instructor(request, quiz_id: int) -> Quiz:
+    quiz = access.quiz_taught(request.user, quiz_id)
+    if quiz is None:
+        raise NotFound("No such quiz.")
+    return quiz
+
+
+def _quiz_for_anyone(request, quiz_id: int) -> tuple[Quiz, bool]:
+    """The quiz and whether `request.user` teaches it; 404 unless member or teacher."""
+    found = access.quiz_seen(request.user, quiz_id)
+    if found is None:
+        raise NotFound("No such quiz.")
+    return found
+
+
+def _attempt(request, attempt_id: int) -> QuizAttempt:
+    attempt = access.attempt_own(request.user, attempt_id)
+    if attempt is None:
+        raise NotFound("No such attempt.")
+    return attempt
+
+
+def _slots(rows) -> list[services.SlotSpec]:
+    return [
+        services.SlotSpec(
+            pool=r.get("pool", {}), points=r.get("points", 1.0), draw=r.get("draw", 1)
+        )
+        for r in rows
+    ]
+
+
+def _invalid(exc: services.QuizError) -> ValidationError:
+    return ValidationError({exc.field: [str(exc)]})
+
+
+def _conflict(exc: services.QuizError) -> Response:
+    return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+
+
+# Views -----------------------------------------------------------------------
+
+
+class CohortQuizzesView(CohortApiView):
+    @extend_schema(
+        responses={200: QuizSerializer(many=True), **COHORT_API_ERRORS},
+        summary="A cohort's quizzes",
+        tags=["quizzes"],
+    )
+    def get(self, request, cohort_id: int):
+        cohort = self.cohort(request, cohort_id)
+        rows = Quiz.objects.filter(cohort=cohort).prefetch_related("slots")
+        return Response(QuizSerializer(rows, many=True).data)
+
+    @extend_schema(
+        request=QuizInSerializer,
+        responses={
+            201: QuizSerializer,
+            400: OpenApiResponse(description="Invalid quiz"),
+            **COHORT_API_ERRORS,
+        },
+        summary="Create a quiz for a cohort",
+        tags=["quizzes"],
+    )
+    def post(self, request, cohort_id: int):
+        cohort = self.cohort(request, cohort_id)
+        data = QuizInSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = dict(data.validated_data)
+        try:
+            quiz = services.quiz_create(
+                cohort=cohort,
+                actor=request.user,
+                slots=_slots(values.pop("slots")),
+                **values,
+            )
+        except services.QuizError as exc:
+            raise _invalid(exc) from None
+        return Response(QuizSerializer(quiz).data, status=status.HTTP_201_CREATED)
+
+
+class QuizView(ApiView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        responses={200: QuizSerializer, 404: OpenApiResponse(description="No quiz")},
+        summary="A quiz: all of it for its instructors, its settings for learners",
+        tags=["quizzes"],
+    )
+    def get(self, request, quiz_id: int):
+        quiz, teaches = _quiz_for_anyone(request, quiz_id)
+        if teaches:
+            return Response(QuizSerializer(quiz).data)
+        return Response(LearnerQuizSerializer(quiz).data)
+
+    @extend_schema(
+        request=QuizPatchSerializer,
+        responses={200: QuizSerializer, 400: OpenApiResponse(description="Invalid")},
+        summary="Change a quiz (slots only while learners have no attempts)",
+        tags=["quizzes"],
+    )
+    def patch(self, request, quiz_id: int):
+        quiz = _quiz_for_instructor(request, quiz_id)
+        data = QuizPatchSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = dict(data.validated_data)
+        slots = values.pop("slots", None)
+        try:
+            quiz = services.quiz_update(
+                quiz=quiz,
+                actor=request.user,
+                slots=None if slots is None else _slots(slots),
+                **values,
+            )
+        except services.QuizError as exc:
+            raise _invalid(exc) from None
+        return Response(QuizSerializer(quiz).data)
+
+    @extend_schema(
+        responses={
+            204: None,
+            409: OpenApiResponse(description="Learners have attempts: archive it"),
+        },
+        summary="Delete a quiz nobody has attempted",
+        tags=["quizzes"],
+    )
+    def delete(self, request, quiz_id: int):
+        quiz = _quiz_for_instructor(request, quiz_id)
+        try:
+            services.quiz_delete(quiz=quiz, actor=request.user)
+        except services.QuizError as exc:
+            return _conflict(exc)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class QuizAttemptsView(ApiView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        request=AttemptStartSerializer,
+        responses={
+            200: OpenApiResponse(description="The attempt in progress, resumed"),
+            201: OpenApiResponse(description="A new attempt"),
+            404: OpenApiResponse(description="No such quiz for you"),
+            409: OpenApiResponse(description="Not open, closed, or no attempts left"),
+        },
+        summary="Start an attempt, or resume the one in progress",
+        description="A learner of the cohort gets a real attempt; an instructor "
+        "of the cohort a preview, which `restart` ends and draws again.",
+        tags=["quizzes"],
+    )
+    def post(self, request, quiz_id: int):
+        quiz, teaches = _quiz_for_anyone(request, quiz_id)
+        data = AttemptStartSerializer(data=request.data or {})
+        data.is_valid(raise_exception=True)
+        if teaches and data.validated_data["restart"]:
+            for current in QuizAttempt.objects.filter(
+                quiz=quiz, learner=request.user, preview=True, state="in_progress"
+            ):
+                services.attempt_submit(attempt=current, by="learner")
+        try:
+            attempt, created = services.attempt_start(
+                quiz=quiz, learner=request.user, preview=teaches
+            )
+        except services.AttemptRefused as exc:
+            return _conflict(exc)
+        code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        return Response(attempt_state(attempt), status=code)
+
+
+class AttemptView(ApiView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        responses={200: OpenApiTypes.OBJECT, 404: OpenApiResponse(description="No")},
+        summary="An attempt: its questions, your answers, the time left",
+        tags=["quizzes"],
+    )
+    def get(self, request, attempt_id: int):
+        attempt = _attempt(request, attempt_id)
+        services.close_expired(quiz=attempt.quiz, learner=request.user)
+        attempt.refresh_from_db()
+        return Response(attempt_state(attempt))
+
+    @extend_schema(
+        request=AnswersSerializer,
+        responses={
+            200: OpenApiTypes.OBJECT,
+            400: OpenApiResponse(description="An answer is malformed; the rest saved"),
+            409: OpenApiResponse(description="After the deadline, or submitted"),
+        },
+        summary="Save answers (the later of two saves wins)",
+        tags=["quizzes"],
+    )
+    def patch(self, request, attempt_id: int):
+        attempt = _attempt(request, attempt_id)
+        data = AnswersSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            result = services.attempt_save(
+                attempt=attempt, answers=data.validated_data["answers"]
+            )
+        except services.AttemptClosed as exc:
+            return _conflict(exc)
+        except services.QuizError as exc:
+            raise _invalid(exc) from None
+        body = attempt_state(result.attempt)
+        if result.errors:
+            return Response(
+                {
+                    "detail": "Some answers were not saved: "
+                    + " ".join(result.errors.values()),
+                    "answers": result.errors,
+                    "saved": result.saved,
+                },
+                status=status.HTTP_400_BAD_REQUEST,
+            )
+        return Response(body)
+
+
+class AttemptSubmitView(ApiView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        request=None,
+        responses={200: OpenApiTypes.OBJECT},
+        summary="Submit an attempt (again: no change)",
+        tags=["quizzes"],
+    )
+    def post(self, request, attempt_id: int):
+        attempt = _attempt(request, attempt_id)
+        attempt = services.attempt_submit(attempt=attempt, by="learner")
+        return Response(attempt_state(attempt))
+
+
+class QuizAccommodationsView(ApiView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        request=AccommodationInSerializer,
+        responses={200: AccommodationSerializer, 400: OpenApiResponse()},
+        summary="Give a learner extra time (a factor) or a later close",
+        tags=["quizzes"],
+    )
+    def post(self, request, quiz_id: int):
+        quiz = _quiz_for_instructor(request, quiz_id)
+        data = AccommodationInSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        if "time_factor" not in values and "closes_at" not in values:
+            raise ValidationError({"time_factor": ["Give time_factor or closes_at."]})
+        try:
+            row = services.accommodation_set(
+                quiz=quiz,
+                learner=_learner(values["learner"]),
+                actor=request.user,
+                time_factor=values.get("time_factor"),
+                closes_at=values.get("closes_at"),
+            )
+        except services.QuizError as exc:
+            raise _invalid(exc) from None
+        return Response(AccommodationSerializer(row).data)
+
+
+class QuizResultsView(ApiView):
+    permission_classes = [IsAuthenticated]
+    content_negotiation_class = FormatFirstNegotiation
+
+    def get_renderers(self):
+        return [*super().get_renderers(), CsvRenderer()]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("format", str, enum=["json", "csv"])],
+        responses={200: OpenApiTypes.OBJECT},
+        summary="Every learner's score on a quiz, with each attempt",
+        tags=["quizzes"],
+    )
+    def get(self, request, quiz_id: int):
+        quiz = _quiz_for_instructor(request, quiz_id)
+        services.close_expired(quiz=quiz)
+        rows = results.quiz_results(quiz)
+        if request.query_params.get("format") == "csv":
+            return results.results_csv(quiz, rows)
+        return Response({"quiz": QuizSerializer(quiz).data, "learners": rows})
+
+
+class QuizStatisticsView(ApiView):
+    permission_classes = [IsAuthenticated]
+    content_negotiation_class = FormatFirstNegotiation
+
+    def get_renderers(self):
+        return [*super().get_renderers(), CsvRenderer()]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("format", str, enum=["json", "csv"])],
+        responses={200: OpenApiTypes.OBJECT, 404: OpenApiResponse(description="No")},
+        summary="Item analysis: facility, discrimination, alpha, misconceptions",
+        description="Over submitted attempts (previews left out). Per slot and "
+        "question: facility, sd, discrimination (item vs the rest of the test), "
+        "discriminative efficiency; per option its share overall and in the top "
+        "and bottom 27%; common wrong answers; flags with reasons; and the "
+        "misconceptions behind wrong answers, linked to diagnoses and lessons.",
+        tags=["quizzes"],
+    )
+    def get(self, request, quiz_id: int):
+        quiz = _quiz_for_instructor(request, quiz_id)
+        services.close_expired(quiz=quiz)
+        found = analysis.quiz_analysis(quiz)
+        if request.query_params.get("format") == "csv":
+            return csv_response(
+                text=csv_text(*_split(list(found.stats.csv_rows()))),
+                filename=export_filename(quiz.cohort, f"quiz-{quiz.pk}-statistics"),
+            )
+        return Response(
+            {
+                "quiz": {"id": quiz.pk, "title": quiz.title},
+                **analysis.analysis_dict(found),
+            }
+        )
+
+
+def _split(rows: list[list]) -> tuple[list, list[list]]:
+    return rows[0], rows[1:]
+
+
+class QuizRegradeView(ApiView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        request=None,
+        responses={200: OpenApiTypes.OBJECT},
+        summary="Rescore every attempt by the current keys; list what changed",
+        description="Old scores are kept in the report: each changed attempt "
+        "with its points and score before and after, and which questions moved.",
+        tags=["quizzes"],
+    )
+    def post(self, request, quiz_id: int):
+        quiz = _quiz_for_instructor(request, quiz_id)
+        services.close_expired(quiz=quiz)
+        regrade = regrading.quiz_regrade(quiz=quiz, actor=request.user)
+        return Response(
+            {
+                "id": regrade.pk,
+                "quiz": quiz.pk,
+                "created_at": regrade.created_at,
+                "total": regrade.total,
+                "changed": regrade.changed,
+                "changes": regrading.regrade_report(regrade),
+            }
+        )

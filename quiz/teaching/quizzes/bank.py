@@ -1,0 +1,271 @@
+"""The question bank a quiz draws from: self-checks and templates, by ref.
+
+A ref names a question: "q:<id>" a lesson's choice or numeric self-check,
+"t:<slug>" a question template. `Bank` turns refs and variant seeds into
+`Drawn` questions (prompt, options, key) with a fixed number of queries,
+and expands a slot's pool into refs.
+
+Recall self-checks are left out of quizzes: they are self-rated, and a
+closed assessment cannot take a learner's word for their own score.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from grading_engine.quiz_bank import variants
+from grading_engine.quiz_bank.numbers import NotANumber, parse_number, within
+
+from quiz.content.models import Lesson, Question, QuestionTemplate, Section
+
+SCORED_KINDS = (Question.Kind.CHOICE, Question.Kind.NUMERIC)
+POOL_KEYS = ("questions", "templates", "lessons", "sections")
+
+
+class PoolInvalid(ValueError):
+    """A slot's pool names something that does not exist or cannot be scored."""
+
+
+@dataclass(frozen=True)
+class WrongAnswer:
+    """A misconception's answer for this variant: an option or a number."""
+
+    value: str  # as shown (an option's text, or the number formatted)
+    diagnosis: str
+    says: str
+    number: object = None  # numeric: the value itself
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """One question as an attempt shows and scores it."""
+
+    ref: str
+    kind: str  # "choice" or "numeric"
+    title: str
+    prompt: str
+    options: list[str] = field(default_factory=list)  # in stored order
+    correct: int | None = None  # choice: index into options
+    answer: object = None  # numeric: the key
+    tolerance: tuple[float, float] = (0.0, 0.0)  # (absolute, relative)
+    explanation: str = ""
+    wrong: list[WrongAnswer] = field(default_factory=list)
+    lessons: list[str] = field(default_factory=list)
+
+    def answer_text(self) -> str:
+        if self.kind == "choice":
+            return self.options[self.correct]
+        return variants.show(self.answer)
+
+    def tolerance_text(self) -> str:
+        absolute, relative = self.tolerance
+        if relative:
+            return f"within {relative * 100:g}%"
+        return f"within {variants.show(absolute)}" if absolute else "exactly"
+
+
+def clean_number(text) -> str:
+    """A numeric answer as stored: the learner's text, checked; NotANumber if bad."""
+    raw = str(text).strip()
+    parse_number(raw)
+    return raw
+
+
+def is_right(drawn: Drawn, value) -> bool:
+    """Whether a stored answer (an option index or number text) is right."""
+    if value is None or value == "":
+        return False
+    if drawn.kind == "choice":
+        return isinstance(value, int) and value == drawn.correct
+    try:
+        number = parse_number(value)
+    except NotANumber:
+        return False
+    absolute, relative = drawn.tolerance
+    return within(number, drawn.answer, absolute, relative)
+
+
+def matches_wrong(drawn: Drawn, value) -> WrongAnswer | None:
+    """The misconception a wrong answer shows, if the content names one."""
+    if value is None or value == "" or is_right(drawn, value):
+        return None
+    if drawn.kind == "choice":
+        text = drawn.options[value] if isinstance(value, int) else None
+        return next((w for w in drawn.wrong if w.value == text), None)
+    try:
+        number = parse_number(value)
+    except NotANumber:
+        return None
+    absolute, relative = drawn.tolerance
+    for wrong in drawn.wrong:
+        if isinstance(wrong.number, int | float) and within(
+            number, wrong.number, absolute, relative
+        ):
+            return wrong
+    return None
+
+
+def _question(q: Question) -> Drawn:
+    lesson = q.lesson.slug
+    if q.kind == Question.Kind.CHOICE:
+        return Drawn(
+            ref=f"q:{q.pk}",
+            kind="choice",
+            title=q.lesson.title,
+            prompt=q.prompt,
+            options=[str(c) for c in q.choices],
+            correct=q.correct_choice,
+            explanation=q.explanation,
+            lessons=[lesson],
+        )
+    answer = q.numeric_answer
+    if answer is not None and math.isfinite(answer) and answer.is_integer():
+        answer = int(answer)
+    return Drawn(
+        ref=f"q:{q.pk}",
+        kind="numeric",
+        title=q.lesson.title,
+        prompt=q.prompt,
+        answer=answer,
+        tolerance=(q.tolerance, 0.0),
+        explanation=q.explanation,
+        lessons=[lesson],
+    )
+
+
+def _template(t: QuestionTemplate, seed: str, lessons: list[str]) -> Drawn:
+    variant = variants.render(t.spec, seed)
+    wrong = [
+        WrongAnswer(
+            value=variants.show(value),
+            diagnosis=m.diagnosis,
+            says=m.says,
+            number=value if isinstance(value, int | float) else None,
+        )
+        for m, value in variant.wrong
+    ]
+    if t.spec["kind"] == "choice":
+        return Drawn(
+            ref=f"t:{t.slug}",
+            kind="choice",
+            title=t.title,
+            prompt=variant.prompt,
+            options=variant.options,
+            correct=variant.correct_option,
+            explanation=variant.explanation,
+            wrong=wrong,
+            lessons=lessons,
+        )
+    return Drawn(
+        ref=f"t:{t.slug}",
+        kind="numeric",
+        title=t.title,
+        prompt=variant.prompt,
+        answer=variant.answer,
+        tolerance=variants.tolerance(t.spec),
+        explanation=variant.explanation,
+        wrong=wrong,
+        lessons=lessons,
+    )
+
+
+class Bank:
+    """Questions and templates for a set of refs, fetched in two queries."""
+
+    def __init__(self, refs) -> None:
+        refs = set(refs)
+        ids = [int(r[2:]) for r in refs if r.startswith("q:") and r[2:].isdigit()]
+        slugs = [r[2:] for r in refs if r.startswith("t:")]
+        self.questions = {
+            f"q:{q.pk}": q
+            for q in Question.objects.filter(pk__in=ids).select_related("lesson")
+        }
+        self.templates = {
+            f"t:{t.slug}": t
+            for t in QuestionTemplate.objects.filter(slug__in=slugs).prefetch_related(
+                "lessons"
+            )
+        }
+
+    def has(self, ref: str) -> bool:
+        return ref in self.questions or ref in self.templates
+
+    def draw(self, ref: str, seed: str) -> Drawn:
+        if ref in self.questions:
+            return _question(self.questions[ref])
+        template = self.templates[ref]
+        return _template(template, seed, [le.slug for le in template.lessons.all()])
+
+
+def pool_refs(pool: dict) -> list[str]:
+    """Every ref a pool draws from, in a stable order, without repeats."""
+    refs: list[str] = [f"q:{i}" for i in pool.get("questions", [])]
+    refs += [f"t:{s}" for s in pool.get("templates", [])]
+    lessons, sections = pool.get("lessons", []), pool.get("sections", [])
+    if lessons or sections:
+        scored = Question.objects.filter(kind__in=SCORED_KINDS)
+        by_lesson = scored.filter(lesson__slug__in=lessons)
+        by_section = scored.filter(lesson__section__slug__in=sections)
+        refs += [
+            f"q:{pk}"
+            for pk in (by_lesson | by_section)
+            .order_by("lesson__section__order", "lesson__order", "order")
+            .values_list("pk", flat=True)
+        ]
+        templates = QuestionTemplate.objects.filter(
+            lessons__slug__in=lessons
+        ) | QuestionTemplate.objects.filter(section__slug__in=sections)
+        refs += [
+            f"t:{slug}"
+            for slug in templates.order_by("slug").values_list("slug", flat=True)
+        ]
+    return list(dict.fromkeys(refs))
+
+
+def pool_check(pool) -> dict:
+    """A pool in its stored form, or PoolInvalid naming what is wrong."""
+    if not isinstance(pool, dict) or not pool:
+        raise PoolInvalid(f"A pool is an object with any of: {', '.join(POOL_KEYS)}.")
+    unknown = set(pool) - set(POOL_KEYS)
+    if unknown:
+        raise PoolInvalid(f"Unknown pool keys: {', '.join(sorted(unknown))}.")
+    clean: dict = {}
+    for key in POOL_KEYS:
+        values = pool.get(key, [])
+        if not isinstance(values, list) or len(values) > 500:
+            raise PoolInvalid(f"{key} is a list (at most 500).")
+        if key == "questions":
+            if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+                raise PoolInvalid("questions lists self-check ids (numbers).")
+        elif not all(isinstance(v, str) and v for v in values):
+            raise PoolInvalid(f"{key} lists slugs.")
+        if values:
+            clean[key] = list(dict.fromkeys(values))
+    _check_exists(clean)
+    return clean
+
+
+def _check_exists(pool: dict) -> None:
+    ids = pool.get("questions", [])
+    found = dict(Question.objects.filter(pk__in=ids).values_list("pk", "kind"))
+    for pk in ids:
+        if pk not in found:
+            raise PoolInvalid(f"No self-check question {pk}.")
+        if found[pk] not in SCORED_KINDS:
+            raise PoolInvalid(
+                f"Question {pk} is a recall question: it is self-rated, so a "
+                "quiz cannot score it. Choose a choice or numeric question."
+            )
+    for key, model in (
+        ("templates", QuestionTemplate),
+        ("lessons", Lesson),
+        ("sections", Section),
+    ):
+        wanted = pool.get(key, [])
+        known = set(
+            model.objects.filter(slug__in=wanted).values_list("slug", flat=True)
+        )
+        missing = [s for s in wanted if s not in known]
+        if missing:
+            raise PoolInvalid(f"No {key[:-1]} {', '.join(missing)}.")

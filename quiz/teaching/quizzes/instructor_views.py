@@ -1,0 +1,343 @@
+"""Instructor pages for quizzes: list, create, one quiz, variants, statistics, regrade.
+
+Plain forms that work without JavaScript; every write goes through
+quiz.teaching.quizzes.services (the API's path too).
+"""
+
+from __future__ import annotations
+
+import re
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from quiz.content.models import QuestionTemplate, Section
+from quiz.core.params import id_in_range
+from quiz.teaching.access import cohort_or_404, instructor_required
+from quiz.teaching.assignments.services import AssignmentError
+from quiz.teaching.assignments.views import _form_time, _input_time, _zone
+from quiz.teaching.quizzes import access, analysis, regrading, results, services
+from quiz.teaching.quizzes.bank import Bank, pool_refs
+from quiz.teaching.quizzes.chart import facility_chart
+from quiz.teaching.quizzes.models import Quiz, QuizAccommodation, QuizRegrade
+
+SAMPLE_VARIANTS = 3
+# "2 x3: template:kv-cache-bytes, lesson:kv-cache" -> points 2, draw 3, pool.
+_SLOT_LINE = re.compile(
+    r"^\s*(?P<points>\d+(?:\.\d+)?)\s*(?:x\s*(?P<draw>\d+))?\s*:(?P<pool>.*)$"
+)
+_POOL_WORDS = {
+    "question": "questions",
+    "template": "templates",
+    "lesson": "lessons",
+    "section": "sections",
+}
+
+
+def _time(value: str, zone, field: str):
+    """A form's date and time in UTC, or QuizError naming the field."""
+    try:
+        return _form_time(value, zone, field)
+    except AssignmentError as exc:
+        raise services.QuizError(str(exc), field=field) from None
+
+
+def _quiz_or_404(request, quiz_id: int) -> Quiz:
+    quiz = access.quiz_taught(request.user, quiz_id)
+    if quiz is None:
+        raise Http404("No such quiz.")
+    return quiz
+
+
+def parse_slots(text: str) -> list[services.SlotSpec]:
+    """The form's slot lines as SlotSpecs; QuizError naming the line if bad."""
+    specs = []
+    lines = [line for line in text.splitlines() if line.strip()]
+    for n, line in enumerate(lines, start=1):
+        match = _SLOT_LINE.match(line)
+        if not match:
+            raise services.QuizError(
+                f"Line {n}: write 'points x draw: kind:name, ...', for example "
+                "'2 x1: template:gpt2-params-tied, lesson:kv-cache'.",
+                field="slots",
+            )
+        pool: dict[str, list] = {}
+        for word in filter(None, (w.strip() for w in match["pool"].split(","))):
+            kind, _, name = word.partition(":")
+            key = _POOL_WORDS.get(kind.strip().lower())
+            if key is None or not name.strip():
+                raise services.QuizError(
+                    f"Line {n}: {word!r} is not question:<id>, template:<slug>, "
+                    "lesson:<slug> or section:<slug>.",
+                    field="slots",
+                )
+            value = name.strip()
+            if key == "questions":
+                if not value.isdigit():
+                    raise services.QuizError(
+                        f"Line {n}: question ids are numbers.", field="slots"
+                    )
+                value = int(value)
+            pool.setdefault(key, []).append(value)
+        specs.append(
+            services.SlotSpec(
+                pool=pool, points=float(match["points"]), draw=int(match["draw"] or 1)
+            )
+        )
+    return specs
+
+
+def _slots_text(quiz: Quiz) -> str:
+    lines = []
+    names = {v: k for k, v in _POOL_WORDS.items()}
+    for slot in quiz.slots.all():
+        words = [
+            f"{names[key]}:{v}" for key, values in slot.pool.items() for v in values
+        ]
+        lines.append(f"{slot.points:g} x{slot.draw}: {', '.join(words)}")
+    return "\n".join(lines)
+
+
+@instructor_required
+def quiz_list(request, cohort_id: int):
+    cohort = cohort_or_404(request, cohort_id)
+    quizzes = Quiz.objects.filter(cohort=cohort).order_by("closes_at", "pk")
+    return render(
+        request, "instructor/quiz_list.html", {"cohort": cohort, "quizzes": quizzes}
+    )
+
+
+def _form_values(request) -> tuple[dict, list[services.SlotSpec]]:
+    post = request.POST
+    zone = _zone(post.get("tz", ""))
+    limit = post.get("time_limit", "").strip()
+    try:
+        attempts = int(post.get("attempts_allowed", "1"))
+        time_limit = int(limit) if limit else None
+    except ValueError:
+        raise services.QuizError(
+            "Attempts and time limit are whole numbers.", field="time_limit"
+        ) from None
+    values = {
+        "title": post.get("title", ""),
+        "opens_at": _time(post.get("opens_at", ""), zone, "opens_at"),
+        "closes_at": _time(post.get("closes_at", ""), zone, "closes_at"),
+        "time_limit": time_limit,
+        "attempts_allowed": attempts,
+        "combine": post.get("combine", Quiz.Combine.BEST),
+        "feedback": post.get("feedback", Quiz.Feedback.AFTER_SUBMIT),
+        "shuffle": post.get("shuffle") == "on",
+    }
+    if values["combine"] not in Quiz.Combine.values:
+        raise services.QuizError("Pick how attempts combine.", field="combine")
+    if values["feedback"] not in Quiz.Feedback.values:
+        raise services.QuizError("Pick when answers are shown.", field="feedback")
+    return values, parse_slots(post.get("slots", ""))
+
+
+def _form_context(cohort, quiz=None, **extra) -> dict:
+    return {
+        "cohort": cohort,
+        "quiz": quiz,
+        "combines": Quiz.Combine.choices,
+        "feedbacks": Quiz.Feedback.choices,
+        "sections": Section.objects.order_by("order"),
+        "templates": QuestionTemplate.objects.select_related("section"),
+        **extra,
+    }
+
+
+@instructor_required
+@require_http_methods(["GET", "POST"])
+def quiz_new(request, cohort_id: int):
+    cohort = cohort_or_404(request, cohort_id)
+    form = {"shuffle": True, "attempts_allowed": 1, "time_limit": 30}
+    if request.method == "POST":
+        form = request.POST
+        try:
+            values, slots = _form_values(request)
+            quiz = services.quiz_create(
+                cohort=cohort, actor=request.user, slots=slots, **values
+            )
+        except services.QuizError as exc:
+            return render(
+                request,
+                "instructor/quiz_form.html",
+                _form_context(cohort, form=form, error=str(exc), field=exc.field),
+                status=400,
+            )
+        messages.success(request, f"Quiz “{quiz.title}” created.")
+        return redirect("instructor-quiz", quiz.pk)
+    return render(
+        request, "instructor/quiz_form.html", _form_context(cohort, form=form)
+    )
+
+
+@instructor_required
+@require_http_methods(["GET", "POST"])
+def quiz_edit(request, quiz_id: int):
+    quiz = _quiz_or_404(request, quiz_id)
+    zone = _zone(request.POST.get("tz", "")) if request.method == "POST" else None
+    form = {
+        "title": quiz.title,
+        "opens_at": _input_time(quiz.opens_at, zone or _zone("")),
+        "closes_at": _input_time(quiz.closes_at, zone or _zone("")),
+        "time_limit": quiz.time_limit or "",
+        "attempts_allowed": quiz.attempts_allowed,
+        "combine": quiz.combine,
+        "feedback": quiz.feedback,
+        "shuffle": quiz.shuffle,
+        "slots": _slots_text(quiz),
+    }
+    if request.method == "POST":
+        form = request.POST
+        try:
+            values, slots = _form_values(request)
+            same = [(s.points, s.draw, s.pool) for s in quiz.slots.all()]
+            changed = [(s.points, s.draw, s.pool) for s in slots] != same
+            services.quiz_update(
+                quiz=quiz,
+                actor=request.user,
+                slots=slots if changed else None,
+                **values,
+            )
+        except services.QuizError as exc:
+            return render(
+                request,
+                "instructor/quiz_form.html",
+                _form_context(
+                    quiz.cohort, quiz, form=form, error=str(exc), field=exc.field
+                ),
+                status=400,
+            )
+        messages.success(request, "Quiz saved.")
+        return redirect("instructor-quiz", quiz.pk)
+    return render(
+        request,
+        "instructor/quiz_form.html",
+        _form_context(quiz.cohort, quiz, form=form),
+    )
+
+
+@instructor_required
+def quiz_detail(request, quiz_id: int):
+    quiz = _quiz_or_404(request, quiz_id)
+    services.close_expired(quiz=quiz)
+    rows = results.quiz_results(quiz)
+    return render(
+        request,
+        "instructor/quiz.html",
+        {
+            "quiz": quiz,
+            "cohort": quiz.cohort,
+            "slots": quiz.slots.all(),
+            "rows": rows,
+            "accommodations": QuizAccommodation.objects.filter(quiz=quiz)
+            .select_related("learner")
+            .order_by("learner__username"),
+            "regrades": quiz.regrades.all()[:5],
+            "has_attempts": services.quiz_has_attempts(quiz),
+        },
+    )
+
+
+@instructor_required
+def quiz_variants(request, quiz_id: int):
+    """A few draws of every slot, with their keys: what learners may get."""
+    quiz = _quiz_or_404(request, quiz_id)
+    slots = []
+    for slot in quiz.slots.all():
+        refs = pool_refs(slot.pool)
+        bank = Bank(refs)
+        samples = []
+        for ref in refs[:20]:
+            seeds = [f"sample:{n}" for n in range(SAMPLE_VARIANTS)]
+            drawn = [bank.draw(ref, seed) for seed in seeds]
+            unique = {d.prompt: d for d in drawn}  # a self-check has one variant
+            samples.append({"ref": ref, "variants": list(unique.values())})
+        slots.append({"slot": slot, "pool_size": len(refs), "samples": samples})
+    return render(
+        request,
+        "instructor/quiz_variants.html",
+        {"quiz": quiz, "cohort": quiz.cohort, "slots": slots},
+    )
+
+
+@instructor_required
+def quiz_statistics(request, quiz_id: int):
+    quiz = _quiz_or_404(request, quiz_id)
+    services.close_expired(quiz=quiz)
+    data = analysis.analysis_dict(analysis.quiz_analysis(quiz))
+    return render(
+        request,
+        "instructor/quiz_statistics.html",
+        {
+            "quiz": quiz,
+            "cohort": quiz.cohort,
+            "stats": data,
+            "chart": facility_chart(data),
+        },
+    )
+
+
+@instructor_required
+@require_POST
+def quiz_regrade(request, quiz_id: int):
+    quiz = _quiz_or_404(request, quiz_id)
+    services.close_expired(quiz=quiz)
+    regrade = regrading.quiz_regrade(quiz=quiz, actor=request.user)
+    return redirect("instructor-quiz-regrade", regrade.pk)
+
+
+@instructor_required
+def quiz_regrade_report(request, regrade_id: int):
+    regrade = (
+        QuizRegrade.objects.select_related("quiz__cohort")
+        .filter(pk=regrade_id if id_in_range(regrade_id) else 0)
+        .first()
+    )
+    if regrade is None:
+        raise Http404("No such regrade.")
+    _quiz_or_404(request, regrade.quiz_id)
+    return render(
+        request,
+        "instructor/quiz_regrade.html",
+        {
+            "regrade": regrade,
+            "quiz": regrade.quiz,
+            "cohort": regrade.quiz.cohort,
+            "changes": regrading.regrade_report(regrade),
+        },
+    )
+
+
+@instructor_required
+@require_POST
+def quiz_accommodation(request, quiz_id: int):
+    quiz = _quiz_or_404(request, quiz_id)
+    post = request.POST
+    learner = get_user_model().objects.filter(username=post.get("learner", "")).first()
+    try:
+        if learner is None:
+            raise services.QuizError("Pick a learner of the cohort.", field="learner")
+        factor = post.get("time_factor", "").strip()
+        closes = post.get("closes_at", "").strip()
+        services.accommodation_set(
+            quiz=quiz,
+            learner=learner,
+            actor=request.user,
+            time_factor=float(factor) if factor else None,
+            closes_at=_time(closes, _zone(post.get("tz", "")), "closes_at")
+            if closes
+            else None,
+        )
+    except services.QuizError as exc:
+        messages.error(request, str(exc))
+    except ValueError:
+        messages.error(request, "The time factor is a number such as 1.5.")
+    else:
+        messages.success(request, f"Accommodation saved for {learner.username}.")
+    return redirect("instructor-quiz", quiz.pk)

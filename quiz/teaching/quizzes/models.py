@@ -1,0 +1,225 @@
+"""Quizzes, their slots, learners' attempts and accommodations."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+
+class Quiz(models.Model):
+    """A timed, closed assessment for a cohort, drawn slot by slot."""
+
+    class Combine(models.TextChoices):
+        BEST = "best", "The best attempt counts"
+        LAST = "last", "The last attempt counts"
+        AVERAGE = "average", "The average of the attempts counts"
+
+    class Feedback(models.TextChoices):
+        IMMEDIATE = "immediate", "Right answers as soon as a question is answered"
+        AFTER_SUBMIT = "after_submit", "Right answers once the attempt is submitted"
+        AFTER_CLOSE = "after_close", "Right answers once the quiz closes"
+
+    cohort = models.ForeignKey(
+        "quiz.Cohort", on_delete=models.PROTECT, related_name="quizzes"
+    )
+    title = models.CharField(max_length=200)
+    opens_at = models.DateTimeField()
+    closes_at = models.DateTimeField()
+    time_limit = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Minutes per attempt; empty for none."
+    )
+    attempts_allowed = models.PositiveSmallIntegerField(default=1)
+    combine = models.CharField(
+        max_length=8, choices=Combine.choices, default=Combine.BEST
+    )
+    feedback = models.CharField(
+        max_length=12, choices=Feedback.choices, default=Feedback.AFTER_SUBMIT
+    )
+    shuffle = models.BooleanField(
+        default=True, help_text="Shuffle question order and option order per attempt."
+    )
+    archived_at = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["closes_at", "id"]
+        verbose_name_plural = "quizzes"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(closes_at__gt=F("opens_at")),
+                name="quiz_closes_after_opening",
+            ),
+            models.CheckConstraint(
+                condition=Q(attempts_allowed__gte=1), name="quiz_allows_an_attempt"
+            ),
+            models.CheckConstraint(
+                condition=Q(time_limit__isnull=True) | Q(time_limit__gte=1),
+                name="quiz_time_limit_positive",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class QuizSlot(models.Model):
+    """A place in a quiz that draws `draw` questions from its pool.
+
+    `pool` holds what it draws from: {"questions": [self-check ids],
+    "templates": [slugs], "lessons": [slugs], "sections": [slugs]}; a
+    lesson or section brings its scored self-checks and its templates.
+    Each drawn question is worth points / draw.
+    """
+
+    quiz = models.ForeignKey(Quiz, on_delete=models.CASCADE, related_name="slots")
+    order = models.PositiveSmallIntegerField(default=0)
+    points = models.FloatField(default=1.0)
+    draw = models.PositiveSmallIntegerField(default=1)
+    pool = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["quiz", "order", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(points__gt=0), name="quiz_slot_points_positive"
+            ),
+            models.CheckConstraint(condition=Q(draw__gte=1), name="quiz_slot_draws"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.quiz}: slot {self.order + 1}"
+
+
+class QuizAttempt(models.Model):
+    """One sitting of a quiz by one learner, with what it drew and answered.
+
+    `items` is frozen at the start: per drawn question its slot, what it is
+    (`ref`: "q:<id>" or "t:<slug>"), its variant seed and its option order,
+    so a reload or another device shows the same thing. The key is not
+    stored: scoring reads the current question, so a regrade sees a fix.
+    `answers` maps an item's index to {"value", "saved_at"}.
+    """
+
+    class State(models.TextChoices):
+        IN_PROGRESS = "in_progress"
+        SUBMITTED = "submitted"
+
+    quiz = models.ForeignKey(Quiz, on_delete=models.PROTECT, related_name="attempts")
+    learner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    number = models.PositiveSmallIntegerField()
+    preview = models.BooleanField(default=False)
+    seed = models.CharField(max_length=32)
+    items = models.JSONField(default=list)
+    answers = models.JSONField(default=dict)
+    state = models.CharField(
+        max_length=12, choices=State.choices, default=State.IN_PROGRESS
+    )
+    started_at = models.DateTimeField()
+    deadline = models.DateTimeField()
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    submitted_by = models.CharField(
+        max_length=12, blank=True, help_text="learner, deadline or instructor"
+    )
+    points = models.FloatField(null=True, blank=True)
+    possible = models.FloatField(null=True, blank=True)
+    score = models.FloatField(null=True, blank=True, help_text="points / possible")
+    results = models.JSONField(
+        default=list, blank=True, help_text="Per item: its fraction right (0-1)."
+    )
+    saves = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["quiz", "learner", "number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["quiz", "learner", "preview", "number"],
+                name="quiz_attempt_number_once",
+            ),
+            models.UniqueConstraint(
+                fields=["quiz", "learner"],
+                condition=Q(state="in_progress"),
+                name="quiz_one_attempt_in_progress",
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["deadline"],
+                condition=Q(state="in_progress"),
+                name="quiz_attempt_open_deadline",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.quiz}: {self.learner} #{self.number}"
+
+
+class QuizAccommodation(models.Model):
+    """More time (a factor on the limit) and a later close, for one learner."""
+
+    quiz = models.ForeignKey(
+        Quiz, on_delete=models.CASCADE, related_name="accommodations"
+    )
+    learner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    time_factor = models.FloatField(default=1.0)
+    closes_at = models.DateTimeField(null=True, blank=True)
+    granted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    granted_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["quiz", "learner"], name="quiz_accommodation_once"
+            ),
+            models.CheckConstraint(
+                condition=Q(time_factor__gte=1), name="quiz_time_factor_at_least_one"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.quiz}: {self.learner} x{self.time_factor:g}"
+
+
+class QuizRegrade(models.Model):
+    """Every attempt of a quiz scored again, after a question's key was fixed."""
+
+    quiz = models.ForeignKey(Quiz, on_delete=models.CASCADE, related_name="regrades")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    total = models.PositiveIntegerField(default=0)
+    changed = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.quiz}: regrade {self.created_at:%Y-%m-%d %H:%M}"
+
+
+class QuizRegradeResult(models.Model):
+    """One attempt scored again: its old score (kept) and its new one."""
+
+    regrade = models.ForeignKey(
+        QuizRegrade, on_delete=models.CASCADE, related_name="results"
+    )
+    attempt = models.ForeignKey(QuizAttempt, on_delete=models.CASCADE, related_name="+")
+    old_points = models.FloatField(null=True)
+    old_score = models.FloatField(null=True)
+    old_results = models.JSONField(default=list)
+    new_points = models.FloatField(null=True)
+    new_score = models.FloatField(null=True)
+    new_results = models.JSONField(default=list)
+    changed = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["pk"]

@@ -1,0 +1,106 @@
+"""What a learner may see of an attempt: the only way attempts leave the server.
+
+Pages and the API both build their output here, so the feedback policy is
+enforced once: no key, explanation or misconception reaches a browser
+before the quiz's policy allows it. Options are identified by their shown
+position, never by their stored index (a template's right answer is
+stored first).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db.models import Max
+from django.utils import timezone
+
+from quiz.teaching.quizzes.bank import Bank, is_right
+from quiz.teaching.quizzes.models import Quiz, QuizAccommodation, QuizAttempt
+
+
+def last_close(quiz: Quiz) -> datetime:
+    """When the last learner's window closes (accommodations included)."""
+    latest = QuizAccommodation.objects.filter(quiz=quiz).aggregate(m=Max("closes_at"))
+    return max(filter(None, [quiz.closes_at, latest["m"]]))
+
+
+def feedback_open(attempt: QuizAttempt, now: datetime, *, closed_at=None) -> bool:
+    """May this attempt's right answers and explanations be shown now?"""
+    if attempt.preview:
+        return True
+    policy = attempt.quiz.feedback
+    if policy == Quiz.Feedback.AFTER_CLOSE:
+        submitted = attempt.state == QuizAttempt.State.SUBMITTED
+        return submitted and now >= (closed_at or last_close(attempt.quiz))
+    if policy == Quiz.Feedback.AFTER_SUBMIT:
+        return attempt.state == QuizAttempt.State.SUBMITTED
+    return True  # immediate: per answered question (see item_feedback)
+
+
+def attempt_state(attempt: QuizAttempt, now: datetime | None = None) -> dict:
+    """The attempt as its learner sees it now: JSON-ready."""
+    now = now or timezone.now()
+    quiz = attempt.quiz
+    open_ = feedback_open(attempt, now)
+    submitted = attempt.state == QuizAttempt.State.SUBMITTED
+    immediate = quiz.feedback == Quiz.Feedback.IMMEDIATE and not submitted
+    bank = Bank(item["ref"] for item in attempt.items)
+    questions = []
+    for n, item in enumerate(attempt.items, start=1):
+        saved = attempt.answers.get(str(n)) or {}
+        entry = {
+            "number": n,
+            "slot": item["slot_number"],
+            "points": round(item["points"], 4),
+            "answer": saved.get("value"),
+            "saved_at": saved.get("saved_at"),
+        }
+        if not bank.has(item["ref"]):
+            entry.update(kind="removed", title="", prompt="(question removed)")
+            questions.append(entry)
+            continue
+        drawn = bank.draw(item["ref"], item["seed"])
+        entry.update(kind=drawn.kind, title=drawn.title, prompt=drawn.prompt)
+        if drawn.kind == "choice":
+            entry["options"] = [
+                {"id": shown, "text": drawn.options[stored]}
+                for shown, stored in enumerate(item["order"])
+            ]
+        show = open_ and (not immediate or entry["answer"] not in (None, ""))
+        if show:
+            value = entry["answer"]
+            if drawn.kind == "choice" and isinstance(value, int):
+                value = item["order"][value] if value < len(item["order"]) else None
+            right = drawn.correct if drawn.kind == "choice" else None
+            entry["feedback"] = {
+                "correct": is_right(drawn, value),
+                "right_answer": drawn.answer_text(),
+                "right_option": item["order"].index(right)
+                if right is not None
+                else None,
+                "tolerance": drawn.tolerance_text() if drawn.kind == "numeric" else "",
+                "explanation": drawn.explanation,
+            }
+        questions.append(entry)
+    left = max(0.0, (attempt.deadline - now).total_seconds())
+    state = {
+        "id": attempt.pk,
+        "quiz": {"id": quiz.pk, "title": quiz.title, "feedback": quiz.feedback},
+        "number": attempt.number,
+        "preview": attempt.preview,
+        "state": attempt.state,
+        "started_at": attempt.started_at,
+        "deadline": attempt.deadline,
+        "server_time": now,
+        "time_left_seconds": 0.0 if submitted else round(left, 1),
+        "submitted_at": attempt.submitted_at,
+        "submitted_by": attempt.submitted_by,
+        "questions": questions,
+        "feedback_open": open_ and not immediate,
+        "score": None,
+        "points": None,
+        "possible": round(sum(i["points"] for i in attempt.items), 4),
+    }
+    if submitted and open_:
+        state.update(score=attempt.score, points=attempt.points)
+    return state

@@ -1,0 +1,15 @@
+"""Learner pages for quizzes, included at the site root from quiz/teaching/urls.py."""
+
+from django.urls import path
+
+from quiz.teaching.quizzes import views
+
+urlpatterns = [
+    path("quizzes/<int:quiz_id>/", views.quiz_intro, name="quiz"),
+    path("quizzes/<int:quiz_id>/start/", views.quiz_start, name="quiz-start"),
+    path(
+        "quizzes/attempts/<int:attempt_id>/",
+        views.quiz_attempt,
+        name="quiz-attempt",
+    ),
+]

@@ -1,0 +1,363 @@
+"""Learner pages for quizzes: a quiz's intro, and taking an attempt.
+
+Plain forms that work without JavaScript; static/js/quiz_attempt.js adds
+autosave (through the attempts API) and a countdown on top. Every write goes
+through quiz.teaching.quizzes.services, and an attempt reaches the page only
+through presenting.attempt_state, which holds back keys, explanations and
+scores until the quiz's feedback policy allows them.
+
+A cohort member sees a quiz of their cohort (404 for anyone else, and for an
+archived quiz); an instructor of the cohort sees the same page with a
+preview instead of a real attempt. An attempt answers only to its learner.
+"""
+
+from __future__ import annotations
+
+import math
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods, require_POST
+
+from quiz.teaching.quizzes import access, services
+from quiz.teaching.quizzes.models import Quiz, QuizAccommodation, QuizAttempt
+from quiz.teaching.quizzes.presenting import attempt_state, last_close
+from quiz.teaching.quizzes.results import combine
+
+ANSWER_MAX_CHARS = 200  # a number or an option id; anything longer is cut
+NUMBER_FORMS = "124439808, 124,439,808, 1.244e8 or 124.4M"
+
+FEEDBACK_WORDS = {
+    Quiz.Feedback.IMMEDIATE: (
+        "Check each answer as you go: you see at once whether it is right, the "
+        "right answer and its explanation, and a checked answer is final."
+    ),
+    Quiz.Feedback.AFTER_SUBMIT: (
+        "Your score, the right answers and their explanations appear as soon "
+        "as you submit an attempt."
+    ),
+    Quiz.Feedback.AFTER_CLOSE: (
+        "Your score, the right answers and their explanations appear once the "
+        "quiz has closed for everyone."
+    ),
+}
+
+
+# Access ----------------------------------------------------------------------
+
+
+def _quiz_or_404(request, quiz_id: int) -> tuple[Quiz, bool]:
+    """The quiz and whether the user teaches it; 404 unless member or teacher."""
+    found = access.quiz_seen(request.user, quiz_id)
+    if found is None:
+        raise Http404("No such quiz.")
+    return found
+
+
+def _attempt_or_404(request, attempt_id: int) -> QuizAttempt:
+    attempt = access.attempt_own(request.user, attempt_id)
+    if attempt is None:
+        raise Http404("No such attempt.")
+    return attempt
+
+
+# Words -----------------------------------------------------------------------
+
+
+def duration_text(seconds: float) -> str:
+    """29 min 05 s, 1 h 04 min, 2 d 3 h: what static/js/quiz_attempt.js shows too."""
+    total = max(0, math.ceil(seconds))
+    days, rest = divmod(total, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days} d {hours} h"
+    if hours:
+        return f"{hours} h {minutes:02d} min"
+    return f"{minutes} min {secs:02d} s"
+
+
+def _minutes_text(minutes: float) -> str:
+    value = f"{minutes:.1f}".removesuffix(".0")
+    return f"{value} minute{'' if value == '1' else 's'}"
+
+
+# The intro page --------------------------------------------------------------
+
+
+@login_required
+def quiz_intro(request, quiz_id: int):
+    quiz, teaches = _quiz_or_404(request, quiz_id)
+    user = request.user
+    now = timezone.now()
+    services.close_expired(quiz=quiz, learner=user, now=now)
+    accommodation = QuizAccommodation.objects.filter(quiz=quiz, learner=user).first()
+    closes_at = quiz.closes_at
+    if accommodation and accommodation.closes_at:
+        closes_at = max(accommodation.closes_at, quiz.closes_at)
+    factor = accommodation.time_factor if accommodation else 1.0
+    attempts = list(
+        QuizAttempt.objects.filter(quiz=quiz, learner=user, preview=teaches)
+        .select_related("quiz")
+        .order_by("number")
+    )
+    rows = []
+    for attempt in attempts:
+        state = attempt_state(attempt, now)
+        rows.append({"attempt": attempt, "state": state, **_score_words(state)})
+    current = next(
+        (a for a in attempts if a.state == QuizAttempt.State.IN_PROGRESS), None
+    )
+    used = len(attempts)
+    if now < quiz.opens_at:
+        phase = "upcoming"
+    elif now >= closes_at:
+        phase = "closed"
+    else:
+        phase = "open"
+    refusal = ""
+    if not teaches and current is None:
+        if phase == "upcoming":
+            refusal = "This quiz has not opened yet."
+        elif phase == "closed":
+            refusal = "This quiz has closed."
+        elif used >= quiz.attempts_allowed:
+            refusal = f"You have used all {quiz.attempts_allowed} attempt(s)."
+    submitted = [r for r in rows if r["attempt"].state == QuizAttempt.State.SUBMITTED]
+    overall = None
+    if (
+        not teaches
+        and submitted
+        and all(r["state"]["score"] is not None for r in submitted)
+    ):
+        overall = combine(quiz, [r["state"]["score"] for r in submitted])
+    limit = None
+    if quiz.time_limit:
+        limit = _minutes_text(quiz.time_limit * factor)
+    context = {
+        "quiz": quiz,
+        "teaches": teaches,
+        "phase": phase,
+        "closes_at": closes_at,
+        "extended_close": closes_at != quiz.closes_at,
+        "time_limit": limit,
+        "time_factor": factor if factor != 1.0 else None,
+        "used": used,
+        "left": max(0, quiz.attempts_allowed - used),
+        "rows": rows,
+        "current": current,
+        "refusal": refusal,
+        "overall": None if overall is None else round(overall * 100),
+        "feedback_words": FEEDBACK_WORDS[quiz.feedback],
+        "last_close": last_close(quiz)
+        if quiz.feedback == Quiz.Feedback.AFTER_CLOSE
+        else None,
+    }
+    return render(request, "quiz/quiz_intro.html", context)
+
+
+def _score_words(state: dict) -> dict:
+    """The score as a learner may see it now (None while it is held back)."""
+    if state["score"] is None:
+        return {"percent": None}
+    return {"percent": round(state["score"] * 100)}
+
+
+@login_required
+@require_POST
+def quiz_start(request, quiz_id: int):
+    quiz, teaches = _quiz_or_404(request, quiz_id)
+    if teaches and request.POST.get("restart"):
+        for current in QuizAttempt.objects.filter(
+            quiz=quiz,
+            learner=request.user,
+            preview=True,
+            state=QuizAttempt.State.IN_PROGRESS,
+        ):
+            services.attempt_submit(attempt=current, by="learner")
+    try:
+        attempt, _created = services.attempt_start(
+            quiz=quiz, learner=request.user, preview=teaches
+        )
+    except services.AttemptRefused as exc:
+        messages.error(request, f"The attempt could not start: {exc}")
+        return redirect("quiz", quiz_id=quiz.pk)
+    return redirect("quiz-attempt", attempt_id=attempt.pk)
+
+
+# The attempt page ------------------------------------------------------------
+
+
+def _saved_text(value) -> str:
+    return "" if value is None else str(value)
+
+
+def _locked(attempt: QuizAttempt, question: dict) -> bool:
+    """With immediate feedback a checked answer is final (services enforces it)."""
+    return (
+        attempt.quiz.feedback == Quiz.Feedback.IMMEDIATE
+        and not attempt.preview
+        and question["answer"] is not None
+    )
+
+
+def _rows(attempt: QuizAttempt, state: dict, errors: dict, drafts: dict) -> list:
+    in_progress = state["state"] == QuizAttempt.State.IN_PROGRESS
+    rows = []
+    for q in state["questions"]:
+        key = str(q["number"])
+        saved = _saved_text(q["answer"])
+        value = drafts.get(key, saved)
+        editable = in_progress and q["kind"] != "removed" and not _locked(attempt, q)
+        chosen = None
+        if q["kind"] == "choice" and value.strip().isdigit() and value.isascii():
+            chosen = int(value)
+        rows.append(
+            {
+                "q": q,
+                "key": key,
+                "value": value,
+                "saved": saved,
+                "chosen": chosen,
+                "editable": editable,
+                "unsaved": value != saved,
+                "error": errors.get(key, ""),
+                "feedback": q.get("feedback"),
+            }
+        )
+    return rows
+
+
+def _attempt_page(request, attempt, *, errors=None, drafts=None, status=200):
+    now = timezone.now()
+    state = attempt_state(attempt, now)
+    quiz = attempt.quiz
+    in_progress = state["state"] == QuizAttempt.State.IN_PROGRESS
+    context = {
+        "attempt": attempt,
+        "quiz": quiz,
+        "state": state,
+        "in_progress": in_progress,
+        "immediate": quiz.feedback == Quiz.Feedback.IMMEDIATE,
+        "rows": _rows(attempt, state, errors or {}, drafts or {}),
+        "time_left": duration_text(state["time_left_seconds"]),
+        "number_forms": NUMBER_FORMS,
+        "api_url": reverse("api-quiz-attempt", args=[attempt.pk]),
+        "percent": _score_words(state)["percent"],
+        "last_close": None,
+    }
+    if not in_progress and state["score"] is None:
+        context["last_close"] = last_close(quiz)
+    return render(request, "quiz/quiz_attempt.html", context, status=status)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def quiz_attempt(request, attempt_id: int):
+    attempt = _attempt_or_404(request, attempt_id)
+    if request.method == "POST":
+        return _attempt_post(request, attempt)
+    if (
+        attempt.state == QuizAttempt.State.IN_PROGRESS
+        and attempt.deadline <= timezone.now()
+    ):
+        services.close_expired(quiz=attempt.quiz, learner=request.user)
+        attempt.refresh_from_db()
+    return _attempt_page(request, attempt)
+
+
+def _posted(request, state: dict) -> dict[str, str]:
+    """The answers the form sent, by question number (missing: not sent)."""
+    posted = {}
+    for q in state["questions"]:
+        name = f"q-{q['number']}"
+        if name in request.POST:
+            posted[str(q["number"])] = request.POST[name][:ANSWER_MAX_CHARS]
+    return posted
+
+
+def _attempt_post(request, attempt: QuizAttempt):
+    """Save (or check one answer), then submit if asked; PRG unless errors.
+
+    Only answers that differ from the saved ones are sent to the service, so
+    an unchanged form submitted at the deadline does not read as a late answer.
+    """
+    now = timezone.now()
+    state = attempt_state(attempt, now)
+    saved = {str(q["number"]): _saved_text(q["answer"]) for q in state["questions"]}
+    posted = _posted(request, state)
+    changed = {n: v for n, v in posted.items() if v.strip() != saved[n].strip()}
+    submit = request.POST.get("action") == "submit"
+    check = request.POST.get("check", "")
+    url = reverse("quiz-attempt", args=[attempt.pk])
+    errors: dict[str, str] = {}
+    drafts: dict[str, str] = {}
+    if check:
+        if check not in saved:
+            messages.error(request, "That question is not part of this attempt.")
+            return redirect(url)
+        drafts = {n: v for n, v in changed.items() if n != check}
+        value = posted.get(check, "")
+        if not value.strip():
+            errors[check] = f"Question {check}: answer it before checking."
+            return _attempt_page(
+                request, attempt, errors=errors, drafts=drafts, status=400
+            )
+        answers = {check: value} if check in changed else {}
+    elif attempt.quiz.feedback == Quiz.Feedback.IMMEDIATE and not submit:
+        # Enter pressed in a field: with immediate feedback a save is final,
+        # so nothing is saved without the question's own Check button.
+        messages.info(
+            request,
+            "Nothing was saved: press Check under a question to save and check "
+            "that answer.",
+        )
+        return _attempt_page(request, attempt, drafts=changed)
+    else:
+        answers = changed
+    try:
+        if answers:
+            result = services.attempt_save(attempt=attempt, answers=answers, now=now)
+            errors = result.errors
+            if result.saved and not submit:
+                count = len(result.saved)
+                done = "Checked" if check else "Saved"
+                messages.success(
+                    request,
+                    f"{done} {count} answer{'' if count == 1 else 's'} at "
+                    f"{now:%H:%M:%S} UTC.",
+                )
+        elif now >= attempt.deadline and attempt.state == QuizAttempt.State.IN_PROGRESS:
+            services.close_expired(quiz=attempt.quiz, learner=request.user, now=now)
+            raise services.AttemptClosed(
+                "Time is up: your attempt was submitted with the answers saved "
+                "before the deadline."
+            )
+        elif not submit and not check:
+            messages.info(request, "Nothing had changed since your last save.")
+        if submit and not errors:
+            services.attempt_submit(attempt=attempt, by="learner", now=now)
+            messages.success(request, "Your attempt was submitted.")
+    except services.AttemptClosed as exc:
+        messages.warning(request, str(exc))
+        return redirect(url)
+    if errors:
+        if submit:
+            messages.error(
+                request,
+                "Not submitted yet: fix or clear the answers marked below, then "
+                "submit again.",
+            )
+        bad = {n: posted.get(n, "") for n in errors if n in posted}
+        attempt.refresh_from_db()
+        return _attempt_page(
+            request, attempt, errors=errors, drafts={**drafts, **bad}, status=400
+        )
+    if drafts:  # a check with other answers typed but not checked: keep them
+        attempt.refresh_from_db()
+        return _attempt_page(request, attempt, drafts=drafts)
+    return redirect(f"{url}#question-{check}" if check else url)
