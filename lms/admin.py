@@ -23,16 +23,16 @@ class LmsCourseAdmin(admin.ModelAdmin):
 
 @admin.register(LineItem)
 class LineItemAdmin(admin.ModelAdmin):
-    list_display = ["assignment", "course", "url"]
-    raw_id_fields = ["assignment", "course"]
+    list_display = ["assignment", "quiz", "course", "url"]
+    raw_id_fields = ["assignment", "quiz", "course"]
 
 
 @admin.register(ScoreSync)
 class ScoreSyncAdmin(admin.ModelAdmin):
-    list_display = ["learner", "assignment", "score", "version", "sent_version",
-                    "failed", "sent_at"]  # fmt: skip
+    list_display = ["learner", "assignment", "quiz", "score", "version",
+                    "sent_version", "failed", "sent_at"]  # fmt: skip
     list_filter = ["failed"]
-    raw_id_fields = ["learner", "assignment", "course"]
+    raw_id_fields = ["learner", "assignment", "quiz", "course"]
     readonly_fields = ["computed_at", "sent_at", "attempts", "last_error"]
 
 

@@ -148,9 +148,9 @@ def courses_status(*, user) -> list[dict]:
                     failed=False, sent_version__lt=F("version")
                 ).count(),
                 "failed": list(
-                    syncs.filter(failed=True).select_related("learner", "assignment")[
-                        :20
-                    ]
+                    syncs.filter(failed=True).select_related(
+                        "learner", "assignment", "quiz"
+                    )[:20]
                 ),
             }
         )

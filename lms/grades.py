@@ -1,15 +1,17 @@
-"""Assignment scores to the LMS (Assignment and Grade Services).
+"""Assignment and quiz scores to the LMS (Assignment and Grade Services).
 
 `learner_scores_refresh` runs after anything that may change a learner's
 work (quiz.core.score_events): it recomputes their score in each assignment
-of each LMS-linked cohort and, where the score changed, records it (a new
-version) for `score_send`. Sending holds the row's lock, always sends the
-newest version with the time it was computed, and records what it sent, so
-a retry after a failure, a duplicate task or a second worker never sends a
-score twice or an older score after a newer one. An LMS that is down
-(5xx, 429, timeouts) raises LmsUnavailable for Celery to retry with backoff;
-one that refuses the score (other 4xx) marks the row failed, shown to the
-instructor, until the score changes again.
+and each quiz of each LMS-linked cohort (a quiz's own score, by its rule
+over the submitted attempts, as the gradebook's quiz column shows it) and,
+where the score changed, records it (a new version) for `score_send`.
+Sending holds the row's lock, always sends the newest version with the time
+it was computed, and records what it sent, so a retry after a failure, a
+duplicate task or a second worker never sends a score twice or an older
+score after a newer one. An LMS that is down (5xx, 429, timeouts) raises
+LmsUnavailable for Celery to retry with backoff; one that refuses the score
+(other 4xx) marks the row failed, shown to the instructor, until the score
+changes again.
 """
 
 from __future__ import annotations
@@ -31,8 +33,9 @@ from requests import RequestException
 from lms.models import LineItem, LmsAccount, LmsCourse, ScoreDelivery, ScoreSync
 from lms.tool import TimeoutSession, tool_key
 from quiz.teaching.assignments.gradebook import percent
-from quiz.teaching.assignments.scoring import assignment_scores
+from quiz.teaching.assignments.scoring import assignment_scores, quiz_scores
 from quiz.teaching.models import Assignment
+from quiz.teaching.quizzes.models import Quiz
 
 SCORE_MAXIMUM = 100.0
 AGS_SCOPES = [
@@ -46,16 +49,27 @@ class LmsUnavailable(Exception):
     """The LMS did not answer, or answered 5xx/429: worth retrying later."""
 
 
-def line_item_spec(*, assignment_id, title: str) -> AgsLineItem:
-    """An assignment's gradebook column, as deep links carry it and as AGS
-    makes it; scores find it again by this resourceId."""
+def line_item_spec(*, assignment_id=None, quiz_id=None, title: str) -> AgsLineItem:
+    """An assignment's (or a quiz's) gradebook column, as deep links carry it
+    and as AGS makes it; scores find it again by this resourceId
+    (`assignment-ID` or `quiz-ID`)."""
+    kind, key = (
+        ("quiz", quiz_id) if quiz_id is not None else ("assignment", assignment_id)
+    )
     return (
         AgsLineItem()
         .set_label(title[:255])
         .set_score_maximum(SCORE_MAXIMUM)
-        .set_resource_id(f"assignment-{assignment_id}")
-        .set_tag("gpt2-course-assignment")
+        .set_resource_id(f"{kind}-{key}")
+        .set_tag(f"gpt2-course-{kind}")
     )
+
+
+def _source_key(source: Assignment | Quiz) -> dict:
+    """The row fields that name an assignment or a quiz."""
+    if isinstance(source, Quiz):
+        return {"quiz": source}
+    return {"assignment": source}
 
 
 def courses_publishing_to(user_id: int):
@@ -85,18 +99,33 @@ def learner_scores_refresh(user_id: int) -> list[int]:
         lms_user = _lms_user_id(course, user_id)
         if lms_user is None:
             continue  # joined with a code, never seen by this LMS
-        for assignment in Assignment.objects.filter(
-            cohort=course.cohort,
-            archived_at__isnull=True,
-            opens_at__lte=timezone.now(),  # no LMS column before it opens
-        ):
-            row = _record(course, assignment, user_id, lms_user)
+        now = timezone.now()  # no LMS column before it opens
+        sources = [
+            *Assignment.objects.filter(
+                cohort=course.cohort, archived_at__isnull=True, opens_at__lte=now
+            ),
+            *Quiz.objects.filter(
+                cohort=course.cohort, archived_at__isnull=True, opens_at__lte=now
+            ),
+        ]
+        for source in sources:
+            row = _record(course, source, user_id, lms_user)
             if row is not None and row.pending:
                 waiting.append(row.pk)
     return waiting
 
 
-def _record(course, assignment, user_id: int, lms_user: str) -> ScoreSync | None:
+def _score(source: Assignment | Quiz, user_id: int, username: str) -> float:
+    """The learner's score (0-1) as the gradebook shows it: an assignment's,
+    or a quiz's own (0 without a submitted attempt)."""
+    if isinstance(source, Quiz):
+        return quiz_scores([source], [user_id])[(user_id, source.pk)] or 0.0
+    return assignment_scores(source, [(user_id, username)])[0].score
+
+
+def _record(
+    course, source: Assignment | Quiz, user_id: int, lms_user: str
+) -> ScoreSync | None:
     """Recompute and store one score, under its row's lock.
 
     The score is computed while the row is locked, so of two refreshes at
@@ -108,7 +137,7 @@ def _record(course, assignment, user_id: int, lms_user: str) -> ScoreSync | None
     )
     if member is None:
         return None
-    key = {"course": course, "assignment": assignment, "learner_id": user_id}
+    key = {"course": course, **_source_key(source), "learner_id": user_id}
     with transaction.atomic():
         ScoreSync.objects.get_or_create(
             **key,
@@ -116,8 +145,8 @@ def _record(course, assignment, user_id: int, lms_user: str) -> ScoreSync | None
                       "computed_at": timezone.now(), "version": 0},
         )  # fmt: skip
         row = ScoreSync.objects.select_for_update().get(**key)
-        scores = assignment_scores(assignment, [(user_id, member.user.username)])
-        if score_update(row, percent(scores[0].score)) or row.lms_user_id != lms_user:
+        score = _score(source, user_id, member.user.username)
+        if score_update(row, percent(score)) or row.lms_user_id != lms_user:
             row.lms_user_id = lms_user
             row.save()
     return row
@@ -153,9 +182,10 @@ def _ags(course: LmsCourse) -> AssignmentsGradesService:
     )
 
 
-def line_item_for(course: LmsCourse, assignment: Assignment, ags) -> str:
-    """The assignment's line item URL in this course: found by resourceId, or made."""
-    known = LineItem.objects.filter(course=course, assignment=assignment)
+def line_item_for(course: LmsCourse, source: Assignment | Quiz, ags) -> str:
+    """The assignment's (or quiz's) line item URL in this course: found by
+    resourceId, or made."""
+    known = LineItem.objects.filter(course=course, **_source_key(source))
     if known.exists():
         return known.get().url
     # One maker per course at a time, or two learners' first scores would
@@ -163,15 +193,19 @@ def line_item_for(course: LmsCourse, assignment: Assignment, ags) -> str:
     list(LmsCourse.objects.select_for_update().filter(pk=course.pk))
     if known.exists():
         return known.get().url
-    wanted = line_item_spec(
-        assignment_id=assignment.pk, title=assignment.title
-    ).set_end_date_time(assignment.due_at.isoformat())
+    if isinstance(source, Quiz):
+        wanted = line_item_spec(quiz_id=source.pk, title=source.title)
+        ends = source.closes_at
+    else:
+        wanted = line_item_spec(assignment_id=source.pk, title=source.title)
+        ends = source.due_at
+    wanted.set_end_date_time(ends.isoformat())
     found = ags.find_or_create_lineitem(wanted, find_by="resource_id")
     url = found.get_id()
     if not url:
         raise LtiException("The LMS returned a line item without an id.")
     LineItem.objects.get_or_create(
-        course=course, assignment=assignment, defaults={"url": url}
+        course=course, **_source_key(source), defaults={"url": url}
     )
     return url
 
@@ -204,24 +238,27 @@ def _retryable(exc: Exception) -> bool:
 def score_send(sync_id: int) -> bool:
     """Send the newest version of one score if the LMS lacks it; True if sent."""
     return newest_send(
+        # Not the assignment or quiz: nullable, they would be an outer join,
+        # which FOR UPDATE refuses; `row.source` reads the one it names.
         ScoreSync.objects.select_related(
-            "course__context__deployment__registration", "assignment"
+            "course__context__deployment__registration"
         ).filter(pk=sync_id),
         _assignment_put,
     )
 
 
 def _assignment_put(row: ScoreSync) -> None:
+    """Send an assignment's (or a quiz's) score to its line item."""
     ags = _ags(row.course)
-    url = line_item_for(row.course, row.assignment, ags)
+    url = line_item_for(row.course, row.source, ags)
     try:
         ags.put_grade(grade_for(row), AgsLineItem({"id": url}))
     except LtiServiceException as exc:
         if exc.response.status_code != 404:
             raise
         # The line item was deleted in the LMS: make it again, once.
-        LineItem.objects.filter(course=row.course, assignment=row.assignment).delete()
-        url = line_item_for(row.course, row.assignment, ags)
+        LineItem.objects.filter(course=row.course, **_source_key(row.source)).delete()
+        url = line_item_for(row.course, row.source, ags)
         ags.put_grade(grade_for(row), AgsLineItem({"id": url}))
 
 

@@ -35,7 +35,7 @@ from quiz.teaching.assignments.scoring import exercise_score, lesson_score
 AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 RESOURCE_LINK = "https://purl.imsglobal.org/spec/lti/claim/resource_link"
 SCORE_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
-SCORED_KINDS = (EXERCISE, LESSON)  # an assignment link has its own path
+SCORED_KINDS = (EXERCISE, LESSON)  # an assignment or quiz link has its own path
 
 
 def _lineitem_url(claims: dict) -> str | None:

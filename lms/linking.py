@@ -6,7 +6,7 @@ from django.urls import reverse
 from pylti1p3.deep_link_resource import DeepLinkResource
 
 from lms.grades import line_item_spec
-from lms.targets import ASSIGNMENT, target_get
+from lms.targets import ASSIGNMENT, QUIZ, target_get
 from lms.tool import tool_key
 
 MAX_ITEMS = 100
@@ -18,7 +18,7 @@ def deep_link_resources(
     """Resource links for `chosen` ("kind:key" each); ValueError says what is wrong."""
     chosen = list(dict.fromkeys(str(c) for c in chosen))
     if not chosen:
-        raise ValueError("Pick at least one lesson, exercise or assignment.")
+        raise ValueError("Pick at least one lesson, exercise, assignment or quiz.")
     if not multiple and len(chosen) > 1:
         raise ValueError("Your course accepts one link at a time here: pick one.")
     if len(chosen) > MAX_ITEMS:
@@ -41,6 +41,8 @@ def deep_link_resources(
             link.set_lineitem(
                 line_item_spec(assignment_id=target.key, title=target.title)
             )
+        elif target.kind == QUIZ:  # the same, by resourceId quiz-ID
+            link.set_lineitem(line_item_spec(quiz_id=target.key, title=target.title))
         resources.append(link)
     return resources
 

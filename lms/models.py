@@ -11,9 +11,16 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 from lti_tool.models import LtiContext, LtiDeployment, LtiRegistration
 
 from quiz.teaching.models import Assignment, Cohort
+from quiz.teaching.quizzes.models import Quiz
+
+# A line item or a score is an assignment's or a quiz's, never both.
+ONE_SOURCE = Q(assignment__isnull=False, quiz=None) | Q(
+    assignment=None, quiz__isnull=False
+)
 
 
 class LmsAccount(models.Model):
@@ -53,13 +60,24 @@ class LmsCourse(models.Model):
 
 
 class LineItem(models.Model):
-    """The LMS gradebook column of one assignment in one course."""
+    """The LMS gradebook column of one assignment, or one quiz, in one course."""
 
     course = models.ForeignKey(
         LmsCourse, on_delete=models.CASCADE, related_name="line_items"
     )
     assignment = models.ForeignKey(
-        Assignment, on_delete=models.CASCADE, related_name="lms_line_items"
+        Assignment,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="lms_line_items",
+    )
+    quiz = models.ForeignKey(
+        Quiz,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="lms_line_items",
     )
     url = models.URLField(max_length=1000)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -68,8 +86,18 @@ class LineItem(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["course", "assignment"], name="lms_line_item_once"
-            )
+            ),
+            models.UniqueConstraint(
+                fields=["course", "quiz"], name="lms_quiz_line_item_once"
+            ),
+            models.CheckConstraint(
+                condition=ONE_SOURCE, name="lms_line_item_of_one_thing"
+            ),
         ]
+
+    @property
+    def source(self) -> Assignment | Quiz:
+        return self.assignment or self.quiz
 
 
 class ScoreDelivery(models.Model):
@@ -102,13 +130,24 @@ class ScoreDelivery(models.Model):
 
 
 class ScoreSync(ScoreDelivery):
-    """A learner's score in an assignment of an LMS-linked cohort."""
+    """A learner's score in an assignment, or a quiz, of an LMS-linked cohort."""
 
     course = models.ForeignKey(
         LmsCourse, on_delete=models.CASCADE, related_name="score_syncs"
     )
     assignment = models.ForeignKey(
-        Assignment, on_delete=models.CASCADE, related_name="lms_score_syncs"
+        Assignment,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="lms_score_syncs",
+    )
+    quiz = models.ForeignKey(
+        Quiz,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="lms_score_syncs",
     )
     learner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
@@ -118,9 +157,18 @@ class ScoreSync(ScoreDelivery):
         constraints = [
             models.UniqueConstraint(
                 fields=["course", "assignment", "learner"], name="lms_score_once"
-            )
+            ),
+            models.UniqueConstraint(
+                fields=["course", "quiz", "learner"], name="lms_quiz_score_once"
+            ),
+            models.CheckConstraint(condition=ONE_SOURCE, name="lms_score_of_one_thing"),
         ]
         indexes = [models.Index(fields=["sent_version", "version"])]
+
+    @property
+    def source(self) -> Assignment | Quiz:
+        """What the score is of: the assignment or the quiz."""
+        return self.assignment or self.quiz
 
 
 class LinkScore(ScoreDelivery):

@@ -1,9 +1,11 @@
 """What a resource link opens, and what deep linking offers to link.
 
 A link the tool made (deep linking) carries `resource=kind:key` as a custom
-parameter: `lesson:<slug>`, `exercise:<slug>` or `assignment:<id>`. A link
-an LMS admin typed may instead point its target_link_uri at a page of this
-site; both land on the same pages. Anything else lands on the home page.
+parameter: `lesson:<slug>`, `exercise:<slug>`, `assignment:<id>` or
+`quiz:<id>` (an assignment or a quiz of the course's cohort). A link an LMS
+admin typed may instead point its target_link_uri at a lesson or exercise
+page of this site; both land on the same pages. Anything else lands on the
+home page.
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from django.urls import Resolver404, resolve, reverse
 
 from grader.models import Exercise
 from quiz.content.models import Lesson
+from quiz.core.params import id_in_range
 from quiz.teaching.models import Assignment
+from quiz.teaching.quizzes.models import Quiz
 
-LESSON, EXERCISE, ASSIGNMENT = "lesson", "exercise", "assignment"
+LESSON, EXERCISE, ASSIGNMENT, QUIZ = "lesson", "exercise", "assignment", "quiz"
 
 
 @dataclass(frozen=True)
@@ -43,7 +47,16 @@ def _find(kind: str, key: str, *, cohort_id: int | None) -> Target | None:
             pk=int(key), cohort_id=cohort_id, archived_at__isnull=True
         ).first()
         return assignment and Target(ASSIGNMENT, str(assignment.pk), assignment.title)
+    if kind == QUIZ and cohort_id is not None and _an_id(key):
+        quiz = Quiz.objects.filter(
+            pk=int(key), cohort_id=cohort_id, archived_at__isnull=True
+        ).first()
+        return quiz and Target(QUIZ, str(quiz.pk), quiz.title)
     return None
+
+
+def _an_id(key: str) -> bool:
+    return key.isascii() and key.isdigit() and len(key) <= 19 and id_in_range(int(key))
 
 
 def target_from_launch(launch_data: dict, *, cohort_id: int | None) -> Target | None:
@@ -73,6 +86,8 @@ def target_url(target: Target | None, *, teaching: bool) -> str:
         return reverse("lesson", args=[target.key])
     if target.kind == EXERCISE:
         return reverse("exercise", args=[target.key])
+    if target.kind == QUIZ:  # learners take it; instructors see its page
+        return reverse("instructor-quiz" if teaching else "quiz", args=[target.key])
     if teaching:
         return reverse("instructor-assignment", args=[int(target.key)])
     return reverse("home") + f"#assignment-{target.key}"
@@ -80,13 +95,19 @@ def target_url(target: Target | None, *, teaching: bool) -> str:
 
 def pickable(*, cohort_id: int | None) -> dict[str, list[Target]]:
     """Everything deep linking may offer, by kind, in course order."""
-    assignments = []
+    assignments, quizzes = [], []
     if cohort_id is not None:
         assignments = [
             Target(ASSIGNMENT, str(a.pk), a.title)
             for a in Assignment.objects.filter(
                 cohort_id=cohort_id, archived_at__isnull=True
             ).order_by("due_at", "pk")
+        ]
+        quizzes = [
+            Target(QUIZ, str(q.pk), q.title)
+            for q in Quiz.objects.filter(
+                cohort_id=cohort_id, archived_at__isnull=True
+            ).order_by("closes_at", "pk")
         ]
     return {
         LESSON: [
@@ -102,6 +123,7 @@ def pickable(*, cohort_id: int | None) -> dict[str, list[Target]]:
             .values_list("slug", "title")
         ],
         ASSIGNMENT: assignments,
+        QUIZ: quizzes,
     }
 
 

@@ -97,11 +97,13 @@ class Assignment(models.Model):
 
 
 class AssignmentItem(models.Model):
-    """One exercise, or one lesson whose self-checks count, in an assignment."""
+    """One exercise, one lesson whose self-checks count, or one quiz of the
+    assignment's cohort, in an assignment."""
 
     class Kind(models.TextChoices):
         EXERCISE = "exercise"
         LESSON = "lesson"
+        QUIZ = "quiz"
 
     assignment = models.ForeignKey(
         Assignment, on_delete=models.CASCADE, related_name="items"
@@ -113,6 +115,13 @@ class AssignmentItem(models.Model):
     lesson = models.ForeignKey(
         "quiz.Lesson", on_delete=models.PROTECT, null=True, blank=True
     )
+    quiz = models.ForeignKey(
+        "quiz.Quiz",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="assignment_items",
+    )
     weight = models.FloatField(default=1.0, help_text="Points this item is worth.")
     order = models.PositiveIntegerField(default=0)
 
@@ -121,8 +130,15 @@ class AssignmentItem(models.Model):
         constraints = [
             models.CheckConstraint(
                 condition=(
-                    models.Q(kind="exercise", exercise__isnull=False, lesson=None)
-                    | models.Q(kind="lesson", lesson__isnull=False, exercise=None)
+                    models.Q(
+                        kind="exercise", exercise__isnull=False, lesson=None, quiz=None
+                    )
+                    | models.Q(
+                        kind="lesson", lesson__isnull=False, exercise=None, quiz=None
+                    )
+                    | models.Q(
+                        kind="quiz", quiz__isnull=False, exercise=None, lesson=None
+                    )
                 ),
                 name="assignment_item_names_one_thing",
             ),
@@ -135,9 +151,20 @@ class AssignmentItem(models.Model):
         return self.label
 
     @property
-    def label(self) -> str:
+    def slug(self) -> str:
+        """What names the item's target: an exercise's or lesson's slug, a
+        quiz's id (as text)."""
+        if self.kind == self.Kind.QUIZ:
+            return str(self.quiz_id) if self.quiz_id else "?"
         target = self.exercise if self.kind == self.Kind.EXERCISE else self.lesson
-        return f"{self.kind}: {target.slug if target else '?'}"
+        return target.slug if target else "?"
+
+    @property
+    def label(self) -> str:
+        if self.kind == self.Kind.QUIZ:
+            title = self.quiz.title if self.quiz_id else "?"
+            return f"quiz: {title} (#{self.slug})"
+        return f"{self.kind}: {self.slug}"
 
 
 class AssignmentExtension(models.Model):

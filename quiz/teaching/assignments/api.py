@@ -26,14 +26,18 @@ from quiz.teaching.access import COHORT_API_ERRORS, CohortApiView
 from quiz.teaching.assignments import gradebook, services
 from quiz.teaching.assignments.scoring import LearnerScore
 from quiz.teaching.csv_files import csv_response
-from quiz.teaching.models import Assignment
+from quiz.teaching.models import Assignment, AssignmentItem
 
 # Serializers -----------------------------------------------------------------
 
 
 class ItemInSerializer(serializers.Serializer):
-    kind = serializers.ChoiceField(choices=["exercise", "lesson"])
-    slug = serializers.SlugField(max_length=80)
+    kind = serializers.ChoiceField(choices=AssignmentItem.Kind.values)
+    slug = serializers.SlugField(
+        max_length=80,
+        help_text="An exercise's or lesson's slug; a quiz's id (text or number), "
+        "a quiz of the assignment's cohort.",
+    )
     weight = serializers.FloatField(default=1.0, help_text="Points (> 0).")
 
 
@@ -65,7 +69,7 @@ class ItemOutSerializer(serializers.Serializer):
     weight = serializers.FloatField()
 
     def get_slug(self, obj) -> str:
-        return (obj.exercise or obj.lesson).slug
+        return obj.slug  # a quiz's id as text
 
 
 class AssignmentSerializer(serializers.Serializer):
@@ -87,7 +91,7 @@ class AssignmentSerializer(serializers.Serializer):
 
     @extend_schema_field(ItemOutSerializer(many=True))
     def get_items(self, obj) -> list[dict]:
-        rows = obj.items.select_related("exercise", "lesson")
+        rows = obj.items.select_related("exercise", "lesson", "quiz")
         return ItemOutSerializer(rows, many=True).data
 
     def get_url(self, obj) -> str:
@@ -99,6 +103,11 @@ class AssignmentSerializer(serializers.Serializer):
 
 class CountedSerializer(serializers.Serializer):
     submission = serializers.CharField(source="submission_id", allow_null=True)
+    attempt = serializers.IntegerField(
+        source="attempt_id",
+        allow_null=True,
+        help_text="A quiz item's counted attempt (none for an average).",
+    )
     at = serializers.DateTimeField(allow_null=True)
     raw = serializers.FloatField(help_text="Its own score, before lateness.")
     days_late = serializers.IntegerField()

@@ -1,26 +1,49 @@
-"""The gradebook: learners x assignments, one assignment's detail, CSV files.
+"""The gradebook: learners x assignments (and quizzes), one assignment's
+detail, CSV files.
 
 Reads only (quiz.teaching.assignments.scoring computes each figure). The
 course total of a learner is their points over the points possible, summed
-over the cohort's assignments that are not archived.
+over the cohort's assignments that are not archived. Each quiz of the cohort
+that is not archived is a column too, with the quiz's own score (its rule
+over the submitted attempts, nothing late, empty without one); it is not in
+the total, since a quiz counts towards it as an item of an assignment (with
+that assignment's weight and late policy), never twice.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from django.db.models import QuerySet
 
-from quiz.teaching.assignments.scoring import LearnerScore, assignment_scores
+from quiz.teaching.assignments.scoring import (
+    LearnerScore,
+    assignment_scores,
+    quiz_scores,
+)
 from quiz.teaching.csv_files import csv_text
 from quiz.teaching.models import Assignment, Cohort, CohortMembership
+from quiz.teaching.quizzes.models import Quiz
 
-SORTS = ("learner", "total", "late")  # and "a<id>" for one assignment's score
+SORTS = ("learner", "total", "late")  # and "a<id>", "q<id>": an assignment, a quiz
 
 
 def cohort_assignments(*, cohort: Cohort, archived: bool = False) -> QuerySet:
     qs = Assignment.objects.filter(cohort=cohort).prefetch_related("items")
     return qs.filter(archived_at__isnull=not archived)
+
+
+def cohort_quizzes(*, cohort: Cohort) -> QuerySet:
+    """The cohort's quizzes that are gradebook columns (not archived)."""
+    return Quiz.objects.filter(
+        cohort=cohort, archived_at__isnull=True
+    ).prefetch_related("slots")
+
+
+def quiz_possible(quiz: Quiz) -> float:
+    """A quiz's points possible: its slots' points (each draw shares them)."""
+    return sum(slot.points for slot in quiz.slots.all())
 
 
 def cohort_learners(cohort: Cohort) -> list[tuple[int, str]]:
@@ -43,6 +66,9 @@ class GradebookRow:
     scores: dict[int, LearnerScore]  # assignment id -> score
     # (assignment, its score) in the gradebook's column order
     cells_with_assignments: list[tuple[Assignment, LearnerScore]] | None = None
+    # quiz id -> its score (0-1), None without a submitted attempt; no total
+    quiz_scores: dict[int, float | None] = field(default_factory=dict)
+    cells_with_quizzes: list[tuple[Quiz, float | None]] | None = None
 
     @property
     def possible(self) -> float:
@@ -67,21 +93,25 @@ class CohortGradebook:
     assignments: list[Assignment]
     rows: list[GradebookRow]
     sort: str
+    quizzes: list[Quiz] = field(default_factory=list)
 
     @property
-    def columns(self) -> list[tuple[Assignment, str]]:
-        """Each assignment with its sort key."""
-        return [(a, f"a{a.pk}") for a in self.assignments]
+    def columns(self) -> list[tuple[Assignment | Quiz, str]]:
+        """Each assignment, then each quiz, with its sort key."""
+        return [(a, f"a{a.pk}") for a in self.assignments] + [
+            (q, f"q{q.pk}") for q in self.quizzes
+        ]
 
 
 def cohort_gradebook(*, cohort: Cohort, sort: str = "learner") -> CohortGradebook:
     """Learners x the cohort's assignments, with totals, sorted by `sort`.
 
-    `sort` is "learner", "total" (highest first), "late" (most late first)
-    or "a<id>" (that assignment's score, highest first); anything else is
-    "learner".
+    `sort` is "learner", "total" (highest first), "late" (most late first),
+    "a<id>" (that assignment's score, highest first) or "q<id>" (that quiz's
+    score, highest first, no attempt last); anything else is "learner".
     """
     assignments = list(cohort_assignments(cohort=cohort))
+    quizzes = list(cohort_quizzes(cohort=cohort))
     learners = cohort_learners(cohort)
     rows = {
         learner_id: GradebookRow(learner_id, username, {})
@@ -90,19 +120,30 @@ def cohort_gradebook(*, cohort: Cohort, sort: str = "learner") -> CohortGradeboo
     for assignment in assignments:
         for score in assignment_scores(assignment, learners):
             rows[score.learner_id].scores[assignment.pk] = score
+    by_quiz = quiz_scores(quizzes, list(rows))
     ordered = list(rows.values())
     for row in ordered:
         row.cells_with_assignments = [(a, row.scores[a.pk]) for a in assignments]
+        row.quiz_scores = {q.pk: by_quiz[(row.learner_id, q.pk)] for q in quizzes}
+        row.cells_with_quizzes = [(q, row.quiz_scores[q.pk]) for q in quizzes]
     ids = {f"a{a.pk}": a.pk for a in assignments}
+    quiz_ids = {f"q{q.pk}": q.pk for q in quizzes}
     if sort == "total":
         ordered.sort(key=lambda r: (-r.total, r.username))
     elif sort == "late":
         ordered.sort(key=lambda r: (-r.late, r.username))
     elif sort in ids:
         ordered.sort(key=lambda r: (-r.scores[ids[sort]].score, r.username))
+    elif sort in quiz_ids:
+
+        def by_quiz_score(row: GradebookRow):
+            score = row.quiz_scores[quiz_ids[sort]]
+            return (score is None, -(score or 0.0), row.username)
+
+        ordered.sort(key=by_quiz_score)
     else:
         sort = "learner"
-    return CohortGradebook(cohort, assignments, ordered, sort)
+    return CohortGradebook(cohort, assignments, ordered, sort, quizzes)
 
 
 def percent(score: float) -> float:
@@ -110,7 +151,7 @@ def percent(score: float) -> float:
 
 
 def assignment_csv(assignment: Assignment, scores: list[LearnerScore]) -> str:
-    items = list(assignment.items.select_related("exercise", "lesson"))
+    items = list(assignment.items.select_related("exercise", "lesson", "quiz"))
     header = ["learner", "due_at", "extended", "late"]
     header += [f"{item.label} (x{item.weight:g})" for item in items]
     header += ["points", "possible", "score %"]
@@ -132,13 +173,21 @@ def assignment_csv(assignment: Assignment, scores: list[LearnerScore]) -> str:
     return csv_text(header, rows)
 
 
+def _quiz_percent(score: float | None) -> float | str:
+    return "" if score is None else percent(score)
+
+
 def cohort_csv(book: CohortGradebook) -> str:
+    """One row per learner: each assignment's and each quiz's score in percent
+    (a quiz's empty without a submitted attempt), then the total's figures."""
     header = ["learner", *(f"{a.title} %" for a in book.assignments)]
+    header += [f"{q.title} %" for q in book.quizzes]
     header += ["points", "possible", "total %"]
     rows = [
         [
             row.username,
             *(percent(row.scores[a.pk].score) for a in book.assignments),
+            *(_quiz_percent(row.quiz_scores[q.pk]) for q in book.quizzes),
             round(row.points, 4),
             round(row.possible, 4),
             percent(row.total),
@@ -149,20 +198,33 @@ def cohort_csv(book: CohortGradebook) -> str:
 
 
 # Canvas's gradebook import: its own first columns, then one column per
-# assignment holding points. Canvas matches a row to a student by "SIS Login
-# ID" here (the username; "ID", Canvas's own user id, is not known to us and
-# left empty), and a column named without "(id)" creates a new assignment.
+# assignment (and per quiz) holding points. Canvas matches a row to a student
+# by "SIS Login ID" here (the username; "ID", Canvas's own user id, is not
+# known to us and left empty), and a column named without "(id)" creates a
+# new assignment.
 CANVAS_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 
 
 def canvas_csv(
-    *, section: str, assignments: list[Assignment], rows: list[GradebookRow]
+    *,
+    section: str,
+    assignments: list[Assignment],
+    rows: list[GradebookRow],
+    quizzes: Sequence[Quiz] = (),
 ) -> str:
-    """Points per assignment in the shape Canvas's gradebook import reads."""
+    """Points per assignment and per quiz in the shape Canvas's gradebook
+    import reads. A quiz column is named by its title, as an assignment's is,
+    and holds score x its points possible; empty (no grade) without a
+    submitted attempt."""
     header = [*CANVAS_COLUMNS, *(a.title for a in assignments)]
+    header += [q.title for q in quizzes]
     possible = [sum(item.weight for item in a.items.all()) for a in assignments]
-    table = [["Points Possible", "", "", "", "", *possible]]
+    quiz_points = [quiz_possible(q) for q in quizzes]
+    table = [["Points Possible", "", "", "", "", *possible, *quiz_points]]
     for row in rows:
         points = [round(row.scores[a.pk].points, 2) for a in assignments]
+        for quiz, most in zip(quizzes, quiz_points, strict=True):
+            score = row.quiz_scores.get(quiz.pk)
+            points.append("" if score is None else round(score * most, 2))
         table.append([row.username, "", "", row.username, section, *points])
     return csv_text(header, table)

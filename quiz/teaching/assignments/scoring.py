@@ -11,13 +11,21 @@
   it, and a late attempt only counts where it beats the on-time best.
 - A lesson item scores the share of its self-checks whose first answer was
   right, each first answer weighed by its own lateness.
+- A quiz item combines the learner's submitted attempts (previews never
+  count) by the quiz's own rule, each attempt's score (0-1) first times the
+  lateness factor of its `submitted_at`: "best" is the highest score x
+  factor, "last" the last attempt's score x its factor, "average" the mean
+  of score x factor. No submitted attempt scores 0.
 - An instructor's override replaces the item's score.
 - The assignment's score is the weighted mean of its items' scores (weights
   are points): points = sum(weight x score), out of sum(weight).
 Scores are computed from the rows each time, so a regrade or an override is
 in the gradebook at once. `exercise_score` and `lesson_score` are the same
 rules for work outside any assignment (no due date, so nothing is late), as
-an LMS's own assignment linked to one exercise or lesson scores it.
+an LMS's own assignment linked to one exercise or lesson scores it;
+`quiz_scores` is a quiz's own score (quiz.teaching.quizzes.results.combine,
+nothing late, None without a submitted attempt), as the gradebook's quiz
+columns and an LMS's quiz line item show it.
 """
 
 from __future__ import annotations
@@ -36,6 +44,8 @@ from quiz.teaching.models import (
     AssignmentItem,
     ScoreOverride,
 )
+from quiz.teaching.quizzes.models import Quiz, QuizAttempt
+from quiz.teaching.quizzes.results import combine
 
 DAY = timedelta(days=1)
 Kind = AssignmentItem.Kind
@@ -71,6 +81,7 @@ class Counted:
     days_late: int
     factor: float
     submission_id: str | None = None
+    attempt_id: int | None = None  # a quiz attempt (a quiz item's best or last)
 
 
 @dataclass(frozen=True)
@@ -196,6 +207,79 @@ def _first_answers(user_ids, lesson_ids) -> dict[int, dict[int, dict]]:
     return firsts
 
 
+def _submitted_attempts(user_ids, quiz_ids) -> dict[tuple[int, int], list[dict]]:
+    """(learner, quiz) -> their submitted attempts (no previews), in order."""
+    attempts: dict[tuple[int, int], list[dict]] = defaultdict(list)
+    if not quiz_ids:
+        return attempts
+    for row in (
+        QuizAttempt.objects.filter(
+            learner_id__in=user_ids,
+            quiz_id__in=quiz_ids,
+            preview=False,
+            state=QuizAttempt.State.SUBMITTED,
+        )
+        .order_by("number", "pk")
+        .values("pk", "learner_id", "quiz_id", "number", "score", "submitted_at")
+    ):
+        attempts[(row["learner_id"], row["quiz_id"])].append(row)
+    return attempts
+
+
+def _late(days: int) -> str:
+    return f"{days} day{'s' * (days != 1)} late"
+
+
+def _quiz_score(assignment, due, quiz: Quiz, rows) -> tuple[float, Counted | None, str]:
+    """The quiz's rule over the learner's attempts, each times its lateness."""
+    if not rows:
+        return 0.0, None, "no submitted attempt"
+    graded = []  # (row, its own score, days late, factor)
+    for row in rows:
+        late = days_late(row["submitted_at"], due)
+        graded.append(
+            (row, row["score"] or 0.0, late, lateness_factor(assignment, late))
+        )
+    credits = [raw * factor for _, raw, _, factor in graded]
+    score = combine(quiz, credits)
+    if quiz.combine == Quiz.Combine.AVERAGE:
+        latest = max(row["submitted_at"] for row, *_ in graded)
+        days, factor = max(((d, f) for _, _, d, f in graded), key=lambda p: p[0])
+        raw = sum(r for _, r, _, _ in graded) / len(graded)
+        why = f"average of {len(graded)} attempt{'s' * (len(graded) != 1)}: "
+        why += f"{score:.2f}"
+        if days:
+            why += f"; late attempts kept down to {factor:.2f} of their credit"
+        return score, Counted(latest, raw, days, factor), why
+    if quiz.combine == Quiz.Combine.LAST:
+        index, rule = len(graded) - 1, "last attempt"
+    else:  # best: the first attempt with the highest credit
+        index, rule = credits.index(max(credits)), "best credit from attempt"
+    row, raw, days, factor = graded[index]
+    counted = Counted(row["submitted_at"], raw, days, factor, attempt_id=row["pk"])
+    if not days:
+        why = f"{rule} #{row['number']}, by the due date: {raw:.2f}"
+    else:
+        why = f"{rule} #{row['number']}, {_late(days)}: {raw:.2f} x {factor:.2f}"
+    return score, counted, why
+
+
+def quiz_scores(
+    quizzes: list[Quiz], user_ids: list[int]
+) -> dict[tuple[int, int], float | None]:
+    """(learner, quiz) -> the quiz's own score (0-1) outside any assignment:
+    its rule over the submitted attempts, nothing late; None (not 0) for a
+    learner without a submitted attempt. One query for all of them."""
+    attempts = _submitted_attempts(user_ids, [q.pk for q in quizzes])
+    return {
+        (user_id, quiz.pk): combine(
+            quiz, [row["score"] or 0.0 for row in attempts.get((user_id, quiz.pk), [])]
+        )
+        for quiz in quizzes
+        for user_id in user_ids
+    }
+
+
 def exercise_score(user_id: int, exercise_id: int) -> float:
     """An exercise's score (0-1) outside any assignment: the best checks'
     score over all graded attempts, as an assignment item with no due date."""
@@ -215,7 +299,7 @@ def assignment_scores(
     assignment: Assignment, learners: list[tuple[int, str]]
 ) -> list[LearnerScore]:
     """Every item's score for each (id, username) in `learners`, in a few queries."""
-    items = list(assignment.items.select_related("exercise", "lesson"))
+    items = list(assignment.items.select_related("exercise", "lesson", "quiz"))
     ids = [learner_id for learner_id, _ in learners]
     extensions = dict(
         AssignmentExtension.objects.filter(
@@ -233,6 +317,9 @@ def assignment_scores(
     lesson_ids = [i.lesson_id for i in items if i.kind == Kind.LESSON]
     questions = _lesson_questions(lesson_ids)
     firsts = _first_answers(ids, lesson_ids)
+    quiz_attempts = _submitted_attempts(
+        ids, [i.quiz_id for i in items if i.kind == Kind.QUIZ]
+    )
 
     results = []
     for learner_id, username in learners:
@@ -244,6 +331,10 @@ def assignment_scores(
                 rows = attempts.get((learner_id, item.exercise_id), [])
                 score, counted = _best_submission(assignment, due, rows)
                 why = _exercise_why(counted, due)
+                attempted = bool(rows)
+            elif item.kind == Kind.QUIZ:
+                rows = quiz_attempts.get((learner_id, item.quiz_id), [])
+                score, counted, why = _quiz_score(assignment, due, item.quiz, rows)
                 attempted = bool(rows)
             else:
                 lesson_questions = questions.get(item.lesson_id, [])

@@ -1,9 +1,10 @@
 """Writes for assignments: create, edit, archive, extensions and overrides.
 
 Every client (the instructor pages and the API) comes through here, so the
-rules hold on both: a due date after the opening, items that exist, an
-extension only for a member, an override in 0-1 with a reason, no delete of
-an assignment that has scores (archive it), and every change audited.
+rules hold on both: a due date after the opening, items that exist (a quiz
+item: a quiz of the assignment's own cohort), an extension only for a
+member, an override in 0-1 with a reason, no delete of an assignment that
+has scores (archive it), and every change audited.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from quiz.teaching.models import (
     CohortMembership,
     ScoreOverride,
 )
+from quiz.teaching.quizzes.models import Quiz, QuizAttempt
 
 Kind = AssignmentItem.Kind
 TITLE_MAX = Assignment._meta.get_field("title").max_length
@@ -51,8 +53,8 @@ class AssignmentError(ValueError):
 
 @dataclass(frozen=True)
 class ItemSpec:
-    kind: str  # "exercise" or "lesson"
-    slug: str
+    kind: str  # "exercise", "lesson" or "quiz"
+    slug: str  # a quiz's id (text or number) for a quiz
     weight: float = 1.0
 
 
@@ -71,19 +73,35 @@ def _check_times(opens_at: datetime, due_at: datetime) -> None:
         )
 
 
-def _resolve_items(specs: list[ItemSpec]) -> list[AssignmentItem]:
-    """Unsaved items for `specs`, or AssignmentError naming the bad one."""
+def _quiz_id(slug) -> int | None:
+    """A quiz item's `slug` is the quiz's id, as text or as a number."""
+    if isinstance(slug, int) and not isinstance(slug, bool):
+        return slug if id_in_range(slug) else None
+    text = str(slug).strip()
+    if not (text.isascii() and text.isdigit() and len(text) <= 19):
+        return None
+    value = int(text)
+    return value if id_in_range(value) else None
+
+
+def _resolve_items(specs: list[ItemSpec], *, cohort_id: int) -> list[AssignmentItem]:
+    """Unsaved items for `specs`, or AssignmentError naming the bad one.
+
+    A quiz item names a quiz of the assignment's cohort (`cohort_id`) by id.
+    """
     if not specs:
         raise AssignmentError("An assignment needs at least one item.", field="items")
     if len(specs) > MAX_ITEMS:
         raise AssignmentError(f"At most {MAX_ITEMS} items.", field="items")
     items, seen = [], set()
     for order, spec in enumerate(specs):
-        if (spec.kind, spec.slug) in seen:
+        quiz_id = _quiz_id(spec.slug) if spec.kind == Kind.QUIZ else None
+        key = (spec.kind, str(quiz_id) if quiz_id is not None else spec.slug)
+        if key in seen:
             raise AssignmentError(
                 f"{spec.kind} {spec.slug!r} is listed twice.", field="items"
             )
-        seen.add((spec.kind, spec.slug))
+        seen.add(key)
         weight = spec.weight
         if isinstance(weight, bool) or not isinstance(weight, int | float):
             raise AssignmentError("An item's weight must be a number.", field="items")
@@ -105,9 +123,23 @@ def _resolve_items(specs: list[ItemSpec]) -> list[AssignmentItem]:
                     f"Lesson {spec.slug!r} has no self-checks to score.",
                     field="items",
                 )
+        elif spec.kind == Kind.QUIZ:
+            quiz = None if quiz_id is None else Quiz.objects.filter(pk=quiz_id).first()
+            if quiz is None:
+                raise AssignmentError(
+                    f"No quiz {spec.slug!r} (a quiz item names the quiz's id).",
+                    field="items",
+                )
+            if quiz.cohort_id != cohort_id:
+                raise AssignmentError(
+                    f"Quiz {quiz.pk} belongs to another cohort: an assignment "
+                    "holds only its own cohort's quizzes.",
+                    field="items",
+                )
+            item.quiz = quiz
         else:
             raise AssignmentError(
-                f"An item is an exercise or a lesson, not {spec.kind!r}.",
+                f"An item is an exercise, a lesson or a quiz, not {spec.kind!r}.",
                 field="items",
             )
         items.append(item)
@@ -117,7 +149,7 @@ def _resolve_items(specs: list[ItemSpec]) -> list[AssignmentItem]:
 def _items_snapshot(assignment: Assignment) -> list[str]:
     return [
         f"{item.label} x{item.weight:g}"
-        for item in assignment.items.select_related("exercise", "lesson")
+        for item in assignment.items.select_related("exercise", "lesson", "quiz")
     ]
 
 
@@ -162,7 +194,7 @@ def assignment_create(
     late_policy, penalty_per_day, penalty_cap = _check_policy(
         late_policy, penalty_per_day, penalty_cap
     )
-    rows = _resolve_items(items)
+    rows = _resolve_items(items, cohort_id=cohort.pk)
     assignment = Assignment.objects.create(
         cohort=cohort,
         title=_check_title(title),
@@ -188,6 +220,7 @@ def assignment_has_scores(assignment: Assignment) -> bool:
     items = assignment.items.all()
     exercises = items.filter(kind=Kind.EXERCISE).values("exercise_id")
     lessons = items.filter(kind=Kind.LESSON).values("lesson_id")
+    quizzes = items.filter(kind=Kind.QUIZ).values("quiz_id")
     return (
         ScoreOverride.objects.filter(item__assignment=assignment).exists()
         or Submission.objects.filter(
@@ -195,6 +228,9 @@ def assignment_has_scores(assignment: Assignment) -> bool:
         ).exists()
         or QuestionAttempt.objects.filter(
             user_id__in=members, question__lesson_id__in=lessons
+        ).exists()
+        or QuizAttempt.objects.filter(
+            learner_id__in=members, quiz_id__in=quizzes, preview=False
         ).exists()
     )
 
@@ -239,7 +275,9 @@ def assignment_update(
             assignment.archived_at = timezone.now() if archived else None
     assignment.save()
     if items is not None:
-        _replace_items(assignment, _resolve_items(items))
+        _replace_items(
+            assignment, _resolve_items(items, cohort_id=assignment.cohort_id)
+        )
     changed = audit_changes(old=before, new=_snapshot(assignment))
     if changed:
         audit_record(
@@ -255,12 +293,13 @@ def assignment_update(
 
 def _replace_items(assignment: Assignment, rows: list[AssignmentItem]) -> None:
     """Make `rows` the items: kept items keep their row (and its overrides)."""
-    existing = {
-        (item.kind, item.exercise_id or item.lesson_id): item
-        for item in assignment.items.all()
-    }
+
+    def target(item: AssignmentItem) -> tuple[str, int | None]:
+        return (item.kind, item.exercise_id or item.lesson_id or item.quiz_id)
+
+    existing = {target(item): item for item in assignment.items.all()}
     for row in rows:
-        kept = existing.pop((row.kind, row.exercise_id or row.lesson_id), None)
+        kept = existing.pop(target(row), None)
         if kept is not None:
             kept.weight, kept.order = row.weight, row.order
             kept.save(update_fields=["weight", "order"])

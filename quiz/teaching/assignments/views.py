@@ -13,6 +13,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
+from django.db.models import Q
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
@@ -26,6 +27,7 @@ from quiz.teaching.assignments import gradebook, services
 from quiz.teaching.assignments.scoring import assignment_scores
 from quiz.teaching.csv_files import csv_response, export_filename
 from quiz.teaching.models import Assignment, CohortMembership
+from quiz.teaching.quizzes.models import Quiz
 
 FORM_TIME = "%Y-%m-%dT%H:%M"
 
@@ -65,20 +67,30 @@ def _float(value: str, field: str) -> float:
         raise services.AssignmentError("Give a number.", field=field) from None
 
 
-def _choices() -> dict:
-    """What an assignment can hold: published exercises, lessons with self-checks."""
+KINDS = ("exercise", "lesson", "quiz")
+
+
+def _choices(cohort, chosen_quizzes: list[str]) -> dict:
+    """What an assignment can hold: published exercises, lessons with
+    self-checks, the cohort's quizzes (not archived, unless already chosen:
+    saving the form keeps them)."""
+    kept = [int(q) for q in chosen_quizzes if q.isascii() and q.isdigit()]
+    kept = [q for q in kept if id_in_range(q)]
     return {
         "exercises": Exercise.objects.filter(published=True).order_by("slug"),
         "lessons": Lesson.objects.filter(questions__isnull=False)
         .distinct()
         .select_related("section")
         .order_by("section__order", "order"),
+        "quizzes": Quiz.objects.filter(cohort=cohort).filter(
+            Q(archived_at__isnull=True) | Q(pk__in=kept)
+        ),
     }
 
 
 def _items_from_post(post) -> list[services.ItemSpec]:
     specs = []
-    for kind in ("exercise", "lesson"):
+    for kind in KINDS:
         for slug in post.getlist(kind):
             weight = _float(post.get(f"weight-{kind}-{slug}", "1") or "1", "items")
             specs.append(services.ItemSpec(kind, slug, weight))
@@ -99,10 +111,10 @@ def _values_from_post(post) -> dict:
     }
 
 
-def _form_context(post=None, assignment: Assignment | None = None) -> dict:
+def _form_context(cohort, post=None, assignment: Assignment | None = None) -> dict:
     """The form's values: what was posted, else the assignment's, else blanks."""
     if post is not None:
-        chosen = {(k, s) for k in ("exercise", "lesson") for s in post.getlist(k)}
+        chosen = {(k, s) for k in KINDS for s in post.getlist(k)}
         weights = {
             key.removeprefix("weight-"): value
             for key, value in post.items()
@@ -111,10 +123,8 @@ def _form_context(post=None, assignment: Assignment | None = None) -> dict:
         values = post
     elif assignment is not None:
         rows = assignment.items.select_related("exercise", "lesson")
-        chosen = {(i.kind, (i.exercise or i.lesson).slug) for i in rows}
-        weights = {
-            f"{i.kind}-{(i.exercise or i.lesson).slug}": f"{i.weight:g}" for i in rows
-        }
+        chosen = {(i.kind, i.slug) for i in rows}
+        weights = {f"{i.kind}-{i.slug}": f"{i.weight:g}" for i in rows}
         values = {
             "title": assignment.title,
             # UTC here (the tz field says so); localtime.js shows them local.
@@ -131,16 +141,17 @@ def _form_context(post=None, assignment: Assignment | None = None) -> dict:
     return {
         "values": values,
         "chosen": {f"{k}-{s}" for k, s in chosen},
+        "quizzes_chosen": any(k == "quiz" for k, _ in chosen),
         "weights": weights,
         "policies": Assignment.LatePolicy.choices,
-        **_choices(),
+        **_choices(cohort, [s for k, s in chosen if k == "quiz"]),
     }
 
 
 def _form_again(request, context: dict, exc: services.AssignmentError):
     """The form with what was posted and why it was refused (nothing saved)."""
     messages.error(request, str(exc))
-    context.update(_form_context(request.POST))
+    context.update(_form_context(context["cohort"], request.POST))
     return render(request, "instructor/assignment_form.html", context, status=400)
 
 
@@ -167,7 +178,10 @@ def gradebook_csv_view(request, cohort_id: int, shape: str):
     book = gradebook.cohort_gradebook(cohort=cohort)
     if shape == "canvas":
         text = gradebook.canvas_csv(
-            section=cohort.name, assignments=book.assignments, rows=book.rows
+            section=cohort.name,
+            assignments=book.assignments,
+            rows=book.rows,
+            quizzes=book.quizzes,
         )
     else:
         text = gradebook.cohort_csv(book)
@@ -179,7 +193,7 @@ def gradebook_csv_view(request, cohort_id: int, shape: str):
 @require_http_methods(["GET", "POST"])
 def assignment_new(request, cohort_id: int):
     cohort = cohort_or_404(request, cohort_id)
-    context = {"cohort": cohort, **_form_context()}
+    context = {"cohort": cohort, **_form_context(cohort)}
     if request.method == "POST":
         try:
             assignment = services.assignment_create(
@@ -202,7 +216,7 @@ def assignment_edit(request, assignment_id: int):
     context = {
         "cohort": assignment.cohort,
         "assignment": assignment,
-        **_form_context(assignment=assignment),
+        **_form_context(assignment.cohort, assignment=assignment),
     }
     if request.method == "POST":
         try:
@@ -228,7 +242,9 @@ def assignment_detail(request, assignment_id: int):
         {
             "assignment": assignment,
             "cohort": assignment.cohort,
-            "items": list(assignment.items.select_related("exercise", "lesson")),
+            "items": list(
+                assignment.items.select_related("exercise", "lesson", "quiz")
+            ),
             "scores": gradebook.assignment_gradebook(assignment),
             "extensions": assignment.extensions.select_related("learner").order_by(
                 "learner__username"
