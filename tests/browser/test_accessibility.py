@@ -269,6 +269,35 @@ def _readable(violations: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def page_problems(page, label: str, shot: str) -> list[str]:
+    """axe on the page as it is now, no sideways scrolling, no split numbers;
+    a screenshot in SHOTS as `shot`.png. Each problem is a line for a person."""
+    page.add_script_tag(content=AXE.read_text())
+    violations = page.evaluate(
+        """async () => {
+            const r = await axe.run(document, {resultTypes: ['violations']});
+            return r.violations.map(v => ({
+                id: v.id, impact: v.impact, help: v.help, helpUrl: v.helpUrl,
+                nodes: v.nodes.map(n => ({
+                    target: n.target, failureSummary: n.failureSummary}))}));
+        }"""
+    )
+    width, screen = page.evaluate(
+        "() => [document.documentElement.scrollWidth, window.innerWidth]"
+    )
+    broken = page.evaluate(BROKEN_NUMBERS)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{shot}.png"), full_page=True)
+    problems = []
+    if violations:
+        problems.append(f"{label}:\n" + _readable(violations))
+    if broken:
+        problems.append(f"{label}: numbers wrap: {broken}")
+    if width > screen:
+        problems.append(f"{label}: {width} px wide on a {screen} px screen")
+    return problems
+
+
 def _audit(browser, base: str, world: dict, name: str, mode: str) -> list[str]:
     """Open one page in one mode, run axe, screenshot it; return the problems."""
     spec = PAGES[name]
@@ -283,34 +312,9 @@ def _audit(browser, base: str, world: dict, name: str, mode: str) -> list[str]:
         page.wait_for_load_state("load")
         if spec.ready:
             page.wait_for_selector(spec.ready, timeout=30_000)
-        page.add_script_tag(content=AXE.read_text())
-        violations = page.evaluate(
-            """async () => {
-                const r = await axe.run(document, {resultTypes: ['violations']});
-                return r.violations.map(v => ({
-                    id: v.id, impact: v.impact, help: v.help, helpUrl: v.helpUrl,
-                    nodes: v.nodes.map(n => ({
-                        target: n.target, failureSummary: n.failureSummary}))}));
-            }"""
-        )
-        width, screen = page.evaluate(
-            "() => [document.documentElement.scrollWidth, window.innerWidth]"
-        )
-        broken = page.evaluate(BROKEN_NUMBERS)
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SHOTS / f"{name}-{mode}.png"), full_page=True)
+        return page_problems(page, f"{name} ({mode}) {path}", f"{name}-{mode}")
     finally:
         context.close()
-    problems = []
-    if violations:
-        problems.append(f"{name} ({mode}) {path}:\n" + _readable(violations))
-    if broken:
-        problems.append(f"{name} ({mode}) {path}: numbers wrap: {broken}")
-    if width > screen:
-        problems.append(
-            f"{name} ({mode}) {path}: {width} px wide on a {screen} px screen"
-        )
-    return problems
 
 
 @pytest.mark.parametrize("name", list(PAGES))

@@ -17,14 +17,7 @@ import pytest
 from django.utils import timezone
 
 from quiz.models import QuizAttempt
-from tests.browser.test_accessibility import (
-    AXE,
-    BROKEN_NUMBERS,
-    MODES,
-    SHOTS,
-    _log_in,
-    _readable,
-)
+from tests.browser.test_accessibility import AXE, MODES, _log_in, page_problems
 from tests.conftest import sign_in
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.quiz_fixtures import *  # noqa: F403
@@ -43,31 +36,8 @@ SAVED = """([n, value]) =>
 
 
 def audit(page, name: str) -> list[str]:
-    """axe on the page as it is now, plus no sideways scrolling or split numbers."""
-    page.add_script_tag(content=AXE.read_text())
-    violations = page.evaluate(
-        """async () => {
-            const r = await axe.run(document, {resultTypes: ['violations']});
-            return r.violations.map(v => ({
-                id: v.id, impact: v.impact, help: v.help, helpUrl: v.helpUrl,
-                nodes: v.nodes.map(n => ({
-                    target: n.target, failureSummary: n.failureSummary}))}));
-        }"""
-    )
-    width, screen = page.evaluate(
-        "() => [document.documentElement.scrollWidth, window.innerWidth]"
-    )
-    broken = page.evaluate(BROKEN_NUMBERS)
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}-phone-dark.png"), full_page=True)
-    problems = []
-    if violations:
-        problems.append(f"{name}:\n" + _readable(violations))
-    if broken:
-        problems.append(f"{name}: numbers wrap: {broken}")
-    if width > screen:
-        problems.append(f"{name}: {width} px wide on a {screen} px screen")
-    return problems
+    """axe and the layout checks on the page as it is now (phone, dark)."""
+    return page_problems(page, name, f"{name}-phone-dark")
 
 
 def test_a_learner_takes_a_timed_quiz_with_autosave(

@@ -196,7 +196,8 @@ def test_start_is_refused_before_opening_after_closing_and_past_the_attempts(
 
 
 def test_accommodations_give_extra_time_and_a_later_close(world, quiz_course):
-    quiz = create(world, closes_at=(NOW + timedelta(minutes=5)).isoformat())
+    soon = timezone.now() + timedelta(minutes=5)  # from now, not from the import
+    quiz = create(world, closes_at=soon.isoformat())
     granted = api(world.owner).post(
         f"/api/v1/quizzes/{quiz['id']}/accommodations/",
         {

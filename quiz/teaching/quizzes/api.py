@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import serializers, status
+from rest_framework import renderers, serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
@@ -397,16 +397,31 @@ class QuizAccommodationsView(ApiView):
         return Response(AccommodationSerializer(row).data)
 
 
-class QuizResultsView(ApiView):
+class _JsonOrCsvView(ApiView):
+    """A view with a CSV download at `?format=csv`; errors are JSON whatever
+    format was asked for."""
+
     permission_classes = [IsAuthenticated]
+    renderer_classes = [renderers.JSONRenderer, CsvRenderer]
     content_negotiation_class = FormatFirstNegotiation
 
-    def get_renderers(self):
-        return [*super().get_renderers(), CsvRenderer()]
+    def wants_csv(self, request) -> bool:
+        return getattr(request.accepted_renderer, "format", "json") == "csv"
 
+    def handle_exception(self, exc):
+        self.request.accepted_renderer = renderers.JSONRenderer()
+        self.request.accepted_media_type = "application/json"
+        return super().handle_exception(exc)
+
+
+class QuizResultsView(_JsonOrCsvView):
     @extend_schema(
         parameters=[OpenApiParameter("format", str, enum=["json", "csv"])],
-        responses={200: OpenApiTypes.OBJECT},
+        responses={
+            200: OpenApiTypes.OBJECT,
+            (200, "text/csv"): OpenApiTypes.STR,
+            404: OpenApiResponse(description="Not one of your quizzes"),
+        },
         summary="Every learner's score on a quiz, with each attempt",
         tags=["quizzes"],
     )
@@ -414,21 +429,19 @@ class QuizResultsView(ApiView):
         quiz = _quiz_for_instructor(request, quiz_id)
         services.close_expired(quiz=quiz)
         rows = results.quiz_results(quiz)
-        if request.query_params.get("format") == "csv":
+        if self.wants_csv(request):
             return results.results_csv(quiz, rows)
         return Response({"quiz": QuizSerializer(quiz).data, "learners": rows})
 
 
-class QuizStatisticsView(ApiView):
-    permission_classes = [IsAuthenticated]
-    content_negotiation_class = FormatFirstNegotiation
-
-    def get_renderers(self):
-        return [*super().get_renderers(), CsvRenderer()]
-
+class QuizStatisticsView(_JsonOrCsvView):
     @extend_schema(
         parameters=[OpenApiParameter("format", str, enum=["json", "csv"])],
-        responses={200: OpenApiTypes.OBJECT, 404: OpenApiResponse(description="No")},
+        responses={
+            200: OpenApiTypes.OBJECT,
+            (200, "text/csv"): OpenApiTypes.STR,
+            404: OpenApiResponse(description="Not one of your quizzes"),
+        },
         summary="Item analysis: facility, discrimination, alpha, misconceptions",
         description="Over submitted attempts (previews left out). Per slot and "
         "question: facility, sd, discrimination (item vs the rest of the test), "
@@ -441,7 +454,7 @@ class QuizStatisticsView(ApiView):
         quiz = _quiz_for_instructor(request, quiz_id)
         services.close_expired(quiz=quiz)
         found = analysis.quiz_analysis(quiz)
-        if request.query_params.get("format") == "csv":
+        if self.wants_csv(request):
             return csv_response(
                 text=csv_text(*_split(list(found.stats.csv_rows()))),
                 filename=export_filename(quiz.cohort, f"quiz-{quiz.pk}-statistics"),
