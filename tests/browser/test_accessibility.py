@@ -1,7 +1,12 @@
-"""axe-core in Debian's Chromium: every main page, on a desktop, on a 390 px
-phone and in dark mode, has no accessibility violation of any impact and no
-horizontal overflow; each page x mode leaves a full-page screenshot in
-artifacts/screenshots/<page>-<mode>.png.
+"""axe-core in Debian's Chromium: every main page, on a desktop in the light
+theme and on a 390 px phone in the dark theme, has no accessibility violation
+of any impact and no horizontal overflow; each page x mode leaves a
+full-page screenshot in artifacts/screenshots/<page>-<mode>.png.
+
+Each width and each theme is audited once, not every pair of them: a
+contrast violation comes from a theme's colours, an overflow from the width
+(AUDITED). The pairs were audited until issue 30 (three modes: desktop,
+phone, dark desktop); the fourth pair, light on a phone, never was.
 
 axe-core comes from the npm registry (pinned in package-lock.json, installed
 by `npm ci` in scripts/build_assets.sh) and is injected with
@@ -14,16 +19,25 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.urls import Resolver404, resolve
+from django.utils import timezone
 
 from grader.models import Exercise, Submission
 from quiz.content.loader import content_load
 from quiz.learning.review import cards_schedule
 from quiz.models import FollowUp, Lesson, QuestionAttempt
 from quiz.teaching.cohorts import cohort_create, cohort_join
+from quiz.teaching.quizzes.services import (
+    SlotSpec,
+    attempt_save,
+    attempt_start,
+    attempt_submit,
+    quiz_create,
+)
 
 pytestmark = [
     pytest.mark.browser,
@@ -45,6 +59,9 @@ MODES = {
     },
     "dark": {"viewport": {"width": 1100, "height": 800}, "color_scheme": "dark"},
 }
+MODES["phone-dark"] = {**MODES["phone"], "color_scheme": "dark"}
+# What every page of PAGES is audited in: each width once, each theme once.
+AUDITED = ("desktop", "phone-dark")
 
 # A lesson written like the course's: Markdown in its title, question,
 # takeaway and follow-ups, code that scrolls, a wide table and a figure.
@@ -120,6 +137,10 @@ PAGES: dict[str, Page] = {
         "ian", lambda w: f"/instructor/cohorts/{w['cohort']}/learners/{w['lea']}/"
     ),
     "analytics": Page("ian", lambda w: f"/instructor/cohorts/{w['cohort']}/analytics/"),
+    "quiz": Page("ian", lambda w: f"/instructor/quizzes/{w['quiz']}/"),
+    "quiz-statistics": Page(
+        "ian", lambda w: f"/instructor/quizzes/{w['quiz']}/statistics/"
+    ),
     "login": Page(None, lambda w: "/accounts/login/"),
     "signup": Page(None, lambda w: "/accounts/signup/"),
 }
@@ -226,8 +247,6 @@ def world(content_tree, make_user, settings):
         )
         submissions[status] = sub.pk
         if done:
-            from django.utils import timezone
-
             Submission.objects.filter(pk=sub.pk).update(finished_at=timezone.now())
     cards_schedule(
         user=lea, follow_ups=FollowUp.objects.filter(lesson=lesson), reason="exercise"
@@ -236,8 +255,21 @@ def world(content_tree, make_user, settings):
         QuestionAttempt.objects.create(
             user=lea, question=question, answer="1", correct=question.kind == "choice"
         )
+    # A quiz lea has sat: its page and its item analysis (chart, tables).
+    quiz = quiz_create(
+        cohort=cohort,
+        actor=teacher,
+        slots=[SlotSpec(pool={"lessons": ["first-lesson"]}, draw=2)],
+        title="Quiz on tying",
+        opens_at=timezone.now() - timedelta(hours=1),
+        closes_at=timezone.now() + timedelta(days=1),
+    )
+    attempt, _ = attempt_start(quiz=quiz, learner=lea)
+    attempt_save(attempt=attempt, answers={"1": "1", "2": "7,087,872"})
+    attempt_submit(attempt=attempt)
     return {
         "cohort": cohort.pk,
+        "quiz": quiz.pk,
         "lea": lea.pk,
         "users": {"lea": lea, "ian": teacher},
         "submissions": submissions,
@@ -319,13 +351,13 @@ def _audit(browser, base: str, world: dict, name: str, mode: str) -> list[str]:
 
 @pytest.mark.parametrize("name", list(PAGES))
 def test_page_has_no_axe_violation(module_browser, live_server, world, name):
-    """Each page in every mode of MODES. The modes share one test (and so one
+    """Each page in each AUDITED mode. The modes share one test (and so one
     set of rows): a test's database flush costs more than a page's audit."""
     path = PAGES[name].path(world)
     if not _resolves(path):
         pytest.skip(f"{path} is not a page of this site yet")
     problems = []
-    for mode in MODES:
+    for mode in AUDITED:
         problems += _audit(module_browser, live_server.url, world, name, mode)
     assert problems == [], "\n".join(problems)
 

@@ -29,7 +29,7 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),
 ]
 
-PHONE_DARK = {**MODES["phone"], "color_scheme": "dark"}
+PHONE_DARK = MODES["phone-dark"]
 # A question's answer as the page last saved it (static/js/quiz_attempt.js).
 SAVED = """([n, value]) =>
     document.querySelector(`fieldset[data-question='${n}']`).dataset.saved === value"""

@@ -1,5 +1,8 @@
 """Through a real Celery worker: a graded submission's score reaches the LMS,
-and an LMS that answered 503 gets it again after Celery's backoff."""
+and an LMS that answered 503 gets it again after Celery's backoff.
+
+The worker is the session's warm one-slot worker (tests/conftest.py `warm`):
+it grades and sends scores as any worker does, without 10 to 15 s of start."""
 
 from __future__ import annotations
 
@@ -13,19 +16,23 @@ from tests.lms.platform import INSTRUCTOR, LEARNER
 from tests.lms.test_grades_and_links import RIGHT, make_assignment
 from tests.pipeline.conftest import wait_for
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.xdist_group("warm-workers"),  # the shared warm worker
+]
 
 
 def test_a_worker_sends_the_score_and_retries_after_a_503(
-    db_stack, lms_platform, live_server, block_exercise
+    warm, lms_platform, live_server, block_exercise
 ):
     platform, tool = lms_platform, live_server.url
     platform.members = [
         {"user_id": "t-1", "roles": [INSTRUCTOR]},
         {"user_id": "s-1", "roles": [LEARNER]},
     ]
-    worker = db_stack.start_worker(slots=1)
-    db_stack.wait_ready(worker)
+    warm.ready(slots=1)
+    stack = warm.workers.stacks[1]
     for sub, role in (("t-1", INSTRUCTOR), ("s-1", LEARNER)):
         with requests.Session() as person:
             response, _ = platform.launch(person, tool, sub=sub, roles=[role])
@@ -33,7 +40,7 @@ def test_a_worker_sends_the_score_and_retries_after_a_503(
     make_assignment(block_exercise)
     platform.fail_scores = 1
     learner = LmsAccount.objects.get(sub="s-1").user
-    db_stack.submit(learner.username, [RIGHT], create_user=False)
+    stack.submit(learner.username, [RIGHT], create_user=False)
     deadline = time.monotonic() + 90
     while not platform.scores and time.monotonic() < deadline:
         time.sleep(0.5)
