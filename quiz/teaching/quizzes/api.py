@@ -13,7 +13,7 @@ from __future__ import annotations
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import renderers, serializers, status
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
@@ -23,7 +23,7 @@ from quiz.teaching.access import COHORT_API_ERRORS, CohortApiView
 from quiz.teaching.assignments.api import CsvRenderer, _learner
 from quiz.teaching.csv_files import csv_response, csv_text, export_filename
 from quiz.teaching.quizzes import access, analysis, regrading, results, services
-from quiz.teaching.quizzes.models import Quiz, QuizAttempt
+from quiz.teaching.quizzes.models import Quiz
 from quiz.teaching.quizzes.presenting import attempt_state
 
 # Serializers -----------------------------------------------------------------
@@ -134,28 +134,6 @@ class AnswersSerializer(serializers.Serializer):
 # Helpers ---------------------------------------------------------------------
 
 
-def _quiz_for_instructor(request, quiz_id: int) -> Quiz:
-    quiz = access.quiz_taught(request.user, quiz_id)
-    if quiz is None:
-        raise NotFound("No such quiz.")
-    return quiz
-
-
-def _quiz_for_anyone(request, quiz_id: int) -> tuple[Quiz, bool]:
-    """The quiz and whether `request.user` teaches it; 404 unless member or teacher."""
-    found = access.quiz_seen(request.user, quiz_id)
-    if found is None:
-        raise NotFound("No such quiz.")
-    return found
-
-
-def _attempt(request, attempt_id: int) -> QuizAttempt:
-    attempt = access.attempt_own(request.user, attempt_id)
-    if attempt is None:
-        raise NotFound("No such attempt.")
-    return attempt
-
-
 def _slots(rows) -> list[services.SlotSpec]:
     return [
         services.SlotSpec(
@@ -223,7 +201,7 @@ class QuizView(ApiView):
         tags=["quizzes"],
     )
     def get(self, request, quiz_id: int):
-        quiz, teaches = _quiz_for_anyone(request, quiz_id)
+        quiz, teaches = access.quiz_seen(request.user, quiz_id)
         if teaches:
             return Response(QuizSerializer(quiz).data)
         return Response(LearnerQuizSerializer(quiz).data)
@@ -235,7 +213,7 @@ class QuizView(ApiView):
         tags=["quizzes"],
     )
     def patch(self, request, quiz_id: int):
-        quiz = _quiz_for_instructor(request, quiz_id)
+        quiz = access.quiz_taught(request.user, quiz_id)
         data = QuizPatchSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
@@ -260,7 +238,7 @@ class QuizView(ApiView):
         tags=["quizzes"],
     )
     def delete(self, request, quiz_id: int):
-        quiz = _quiz_for_instructor(request, quiz_id)
+        quiz = access.quiz_taught(request.user, quiz_id)
         try:
             services.quiz_delete(quiz=quiz, actor=request.user)
         except services.QuizError as exc:
@@ -285,17 +263,15 @@ class QuizAttemptsView(ApiView):
         tags=["quizzes"],
     )
     def post(self, request, quiz_id: int):
-        quiz, teaches = _quiz_for_anyone(request, quiz_id)
+        quiz, teaches = access.quiz_seen(request.user, quiz_id)
         data = AttemptStartSerializer(data=request.data or {})
         data.is_valid(raise_exception=True)
-        if teaches and data.validated_data["restart"]:
-            for current in QuizAttempt.objects.filter(
-                quiz=quiz, learner=request.user, preview=True, state="in_progress"
-            ):
-                services.attempt_submit(attempt=current, by="learner")
         try:
             attempt, created = services.attempt_start(
-                quiz=quiz, learner=request.user, preview=teaches
+                quiz=quiz,
+                learner=request.user,
+                preview=teaches,
+                restart=teaches and data.validated_data["restart"],
             )
         except services.AttemptRefused as exc:
             return _conflict(exc)
@@ -312,9 +288,7 @@ class AttemptView(ApiView):
         tags=["quizzes"],
     )
     def get(self, request, attempt_id: int):
-        attempt = _attempt(request, attempt_id)
-        services.close_expired(quiz=attempt.quiz, learner=request.user)
-        attempt.refresh_from_db()
+        attempt = services.attempt_refresh(access.attempt_own(request.user, attempt_id))
         return Response(attempt_state(attempt))
 
     @extend_schema(
@@ -328,7 +302,7 @@ class AttemptView(ApiView):
         tags=["quizzes"],
     )
     def patch(self, request, attempt_id: int):
-        attempt = _attempt(request, attempt_id)
+        attempt = access.attempt_own(request.user, attempt_id)
         data = AnswersSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
@@ -363,7 +337,7 @@ class AttemptSubmitView(ApiView):
         tags=["quizzes"],
     )
     def post(self, request, attempt_id: int):
-        attempt = _attempt(request, attempt_id)
+        attempt = access.attempt_own(request.user, attempt_id)
         attempt = services.attempt_submit(attempt=attempt, by="learner")
         return Response(attempt_state(attempt))
 
@@ -378,7 +352,7 @@ class QuizAccommodationsView(ApiView):
         tags=["quizzes"],
     )
     def post(self, request, quiz_id: int):
-        quiz = _quiz_for_instructor(request, quiz_id)
+        quiz = access.quiz_taught(request.user, quiz_id)
         data = AccommodationInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
@@ -426,7 +400,7 @@ class QuizResultsView(_JsonOrCsvView):
         tags=["quizzes"],
     )
     def get(self, request, quiz_id: int):
-        quiz = _quiz_for_instructor(request, quiz_id)
+        quiz = access.quiz_taught(request.user, quiz_id)
         services.close_expired(quiz=quiz)
         rows = results.quiz_results(quiz)
         if self.wants_csv(request):
@@ -451,7 +425,7 @@ class QuizStatisticsView(_JsonOrCsvView):
         tags=["quizzes"],
     )
     def get(self, request, quiz_id: int):
-        quiz = _quiz_for_instructor(request, quiz_id)
+        quiz = access.quiz_taught(request.user, quiz_id)
         services.close_expired(quiz=quiz)
         found = analysis.quiz_analysis(quiz)
         if self.wants_csv(request):
@@ -483,8 +457,7 @@ class QuizRegradeView(ApiView):
         tags=["quizzes"],
     )
     def post(self, request, quiz_id: int):
-        quiz = _quiz_for_instructor(request, quiz_id)
-        services.close_expired(quiz=quiz)
+        quiz = access.quiz_taught(request.user, quiz_id)
         regrade = regrading.quiz_regrade(quiz=quiz, actor=request.user)
         return Response(
             {

@@ -45,13 +45,6 @@ def _time(value: str, zone, field: str):
         raise services.QuizError(str(exc), field=field) from None
 
 
-def _quiz_or_404(request, quiz_id: int) -> Quiz:
-    quiz = access.quiz_taught(request.user, quiz_id)
-    if quiz is None:
-        raise Http404("No such quiz.")
-    return quiz
-
-
 def parse_slots(text: str) -> list[services.SlotSpec]:
     """The form's slot lines as SlotSpecs; QuizError naming the line if bad."""
     specs = []
@@ -179,7 +172,7 @@ def quiz_new(request, cohort_id: int):
 @instructor_required
 @require_http_methods(["GET", "POST"])
 def quiz_edit(request, quiz_id: int):
-    quiz = _quiz_or_404(request, quiz_id)
+    quiz = access.quiz_taught(request.user, quiz_id)
     zone = _zone(request.POST.get("tz", "")) if request.method == "POST" else None
     form = {
         "title": quiz.title,
@@ -224,7 +217,7 @@ def quiz_edit(request, quiz_id: int):
 
 @instructor_required
 def quiz_detail(request, quiz_id: int):
-    quiz = _quiz_or_404(request, quiz_id)
+    quiz = access.quiz_taught(request.user, quiz_id)
     services.close_expired(quiz=quiz)
     rows = results.quiz_results(quiz)
     return render(
@@ -247,7 +240,7 @@ def quiz_detail(request, quiz_id: int):
 @instructor_required
 def quiz_variants(request, quiz_id: int):
     """A few draws of every slot, with their keys: what learners may get."""
-    quiz = _quiz_or_404(request, quiz_id)
+    quiz = access.quiz_taught(request.user, quiz_id)
     slots = []
     for slot in quiz.slots.all():
         refs = pool_refs(slot.pool)
@@ -268,7 +261,7 @@ def quiz_variants(request, quiz_id: int):
 
 @instructor_required
 def quiz_statistics(request, quiz_id: int):
-    quiz = _quiz_or_404(request, quiz_id)
+    quiz = access.quiz_taught(request.user, quiz_id)
     services.close_expired(quiz=quiz)
     data = analysis.analysis_dict(analysis.quiz_analysis(quiz))
     return render(
@@ -286,8 +279,7 @@ def quiz_statistics(request, quiz_id: int):
 @instructor_required
 @require_POST
 def quiz_regrade(request, quiz_id: int):
-    quiz = _quiz_or_404(request, quiz_id)
-    services.close_expired(quiz=quiz)
+    quiz = access.quiz_taught(request.user, quiz_id)
     regrade = regrading.quiz_regrade(quiz=quiz, actor=request.user)
     return redirect("instructor-quiz-regrade", regrade.pk)
 
@@ -301,7 +293,7 @@ def quiz_regrade_report(request, regrade_id: int):
     )
     if regrade is None:
         raise Http404("No such regrade.")
-    _quiz_or_404(request, regrade.quiz_id)
+    access.quiz_taught(request.user, regrade.quiz_id)
     return render(
         request,
         "instructor/quiz_regrade.html",
@@ -317,7 +309,7 @@ def quiz_regrade_report(request, regrade_id: int):
 @instructor_required
 @require_POST
 def quiz_accommodation(request, quiz_id: int):
-    quiz = _quiz_or_404(request, quiz_id)
+    quiz = access.quiz_taught(request.user, quiz_id)
     post = request.POST
     learner = get_user_model().objects.filter(username=post.get("learner", "")).first()
     try:

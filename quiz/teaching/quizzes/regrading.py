@@ -19,11 +19,15 @@ from quiz.teaching.quizzes.models import (
     QuizRegrade,
     QuizRegradeResult,
 )
-from quiz.teaching.quizzes.services import apply_score, score_items
+from quiz.teaching.quizzes.services import apply_score, close_expired, score_items
 
 
 def quiz_regrade(*, quiz: Quiz, actor) -> QuizRegrade:
-    """Rescore every submitted attempt (previews too); one transaction."""
+    """Rescore every submitted attempt (previews too); one transaction.
+
+    Attempts whose deadline passed are submitted first, so they count.
+    """
+    close_expired(quiz=quiz)
     with transaction.atomic():
         attempts = list(
             QuizAttempt.objects.select_for_update()

@@ -252,14 +252,15 @@ def accommodation_set(
 # Attempts --------------------------------------------------------------------
 
 
-def _closes_at(quiz: Quiz, accommodation: QuizAccommodation | None) -> datetime:
+def closing_time(quiz: Quiz, accommodation: QuizAccommodation | None) -> datetime:
+    """When `quiz` closes for a learner with `accommodation` (or None)."""
     if accommodation and accommodation.closes_at:
         return max(accommodation.closes_at, quiz.closes_at)
     return quiz.closes_at
 
 
 def _deadline(quiz: Quiz, accommodation, started_at: datetime) -> datetime:
-    closes = _closes_at(quiz, accommodation)
+    closes = closing_time(quiz, accommodation)
     if quiz.time_limit is None:
         return closes
     factor = accommodation.time_factor if accommodation else 1.0
@@ -300,9 +301,12 @@ def _draw(quiz: Quiz, seed: str) -> list[dict]:
     return items
 
 
-def attempt_start(*, quiz: Quiz, learner, preview: bool = False, now=None):
+def attempt_start(
+    *, quiz: Quiz, learner, preview: bool = False, restart: bool = False, now=None
+):
     """The attempt in progress, or a new one; AttemptRefused if none may start.
 
+    `restart` (previews only) ends the preview in progress and draws again.
     Returns (attempt, created).
     """
     now = now or timezone.now()
@@ -323,7 +327,7 @@ def attempt_start(*, quiz: Quiz, learner, preview: bool = False, now=None):
             .first()
         )
         if current is not None:
-            if current.preview == preview:
+            if current.preview == preview and not (preview and restart):
                 return current, False
             attempt_submit(attempt=current, by="learner", now=now)
         accommodation = QuizAccommodation.objects.filter(
@@ -334,7 +338,7 @@ def attempt_start(*, quiz: Quiz, learner, preview: bool = False, now=None):
                 raise AttemptRefused(
                     f"This quiz opens at {quiz.opens_at:%Y-%m-%d %H:%M} UTC."
                 )
-            if now >= _closes_at(quiz, accommodation):
+            if now >= closing_time(quiz, accommodation):
                 raise AttemptRefused("This quiz has closed.")
         done = QuizAttempt.objects.filter(quiz=quiz, learner=learner, preview=preview)
         count = done.count()
@@ -492,6 +496,14 @@ def attempt_submit(*, attempt: QuizAttempt, by: str = "learner", now=None):
         attempt.save()
         if not attempt.preview:
             scores_changed([attempt.learner_id])
+    return attempt
+
+
+def attempt_refresh(attempt: QuizAttempt, now=None) -> QuizAttempt:
+    """The attempt as it stands now: submitted first if its deadline passed."""
+    now = now or timezone.now()
+    if attempt.state == QuizAttempt.State.IN_PROGRESS and attempt.deadline <= now:
+        return attempt_submit(attempt=attempt, by="deadline", now=attempt.deadline)
     return attempt
 
 

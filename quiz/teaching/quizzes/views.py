@@ -17,7 +17,6 @@ import math
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -47,24 +46,6 @@ FEEDBACK_WORDS = {
 }
 
 
-# Access ----------------------------------------------------------------------
-
-
-def _quiz_or_404(request, quiz_id: int) -> tuple[Quiz, bool]:
-    """The quiz and whether the user teaches it; 404 unless member or teacher."""
-    found = access.quiz_seen(request.user, quiz_id)
-    if found is None:
-        raise Http404("No such quiz.")
-    return found
-
-
-def _attempt_or_404(request, attempt_id: int) -> QuizAttempt:
-    attempt = access.attempt_own(request.user, attempt_id)
-    if attempt is None:
-        raise Http404("No such attempt.")
-    return attempt
-
-
 # Words -----------------------------------------------------------------------
 
 
@@ -91,14 +72,12 @@ def _minutes_text(minutes: float) -> str:
 
 @login_required
 def quiz_intro(request, quiz_id: int):
-    quiz, teaches = _quiz_or_404(request, quiz_id)
+    quiz, teaches = access.quiz_seen(request.user, quiz_id)
     user = request.user
     now = timezone.now()
     services.close_expired(quiz=quiz, learner=user, now=now)
     accommodation = QuizAccommodation.objects.filter(quiz=quiz, learner=user).first()
-    closes_at = quiz.closes_at
-    if accommodation and accommodation.closes_at:
-        closes_at = max(accommodation.closes_at, quiz.closes_at)
+    closes_at = services.closing_time(quiz, accommodation)
     factor = accommodation.time_factor if accommodation else 1.0
     attempts = list(
         QuizAttempt.objects.filter(quiz=quiz, learner=user, preview=teaches)
@@ -170,18 +149,13 @@ def _score_words(state: dict) -> dict:
 @login_required
 @require_POST
 def quiz_start(request, quiz_id: int):
-    quiz, teaches = _quiz_or_404(request, quiz_id)
-    if teaches and request.POST.get("restart"):
-        for current in QuizAttempt.objects.filter(
-            quiz=quiz,
-            learner=request.user,
-            preview=True,
-            state=QuizAttempt.State.IN_PROGRESS,
-        ):
-            services.attempt_submit(attempt=current, by="learner")
+    quiz, teaches = access.quiz_seen(request.user, quiz_id)
     try:
         attempt, _created = services.attempt_start(
-            quiz=quiz, learner=request.user, preview=teaches
+            quiz=quiz,
+            learner=request.user,
+            preview=teaches,
+            restart=teaches and bool(request.POST.get("restart")),
         )
     except services.AttemptRefused as exc:
         messages.error(request, f"The attempt could not start: {exc}")
@@ -258,16 +232,10 @@ def _attempt_page(request, attempt, *, errors=None, drafts=None, status=200):
 @login_required
 @require_http_methods(["GET", "POST"])
 def quiz_attempt(request, attempt_id: int):
-    attempt = _attempt_or_404(request, attempt_id)
+    attempt = access.attempt_own(request.user, attempt_id)
     if request.method == "POST":
         return _attempt_post(request, attempt)
-    if (
-        attempt.state == QuizAttempt.State.IN_PROGRESS
-        and attempt.deadline <= timezone.now()
-    ):
-        services.close_expired(quiz=attempt.quiz, learner=request.user)
-        attempt.refresh_from_db()
-    return _attempt_page(request, attempt)
+    return _attempt_page(request, services.attempt_refresh(attempt))
 
 
 def _posted(request, state: dict) -> dict[str, str]:
