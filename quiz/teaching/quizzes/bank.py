@@ -51,7 +51,6 @@ class Drawn:
     tolerance: tuple[float, float] = (0.0, 0.0)  # (absolute, relative)
     explanation: str = ""
     wrong: list[WrongAnswer] = field(default_factory=list)
-    lessons: list[str] = field(default_factory=list)
 
     def answer_text(self) -> str:
         if self.kind == "choice":
@@ -107,7 +106,6 @@ def matches_wrong(drawn: Drawn, value) -> WrongAnswer | None:
 
 
 def _question(q: Question) -> Drawn:
-    lesson = q.lesson.slug
     if q.kind == Question.Kind.CHOICE:
         return Drawn(
             ref=f"q:{q.pk}",
@@ -117,7 +115,6 @@ def _question(q: Question) -> Drawn:
             options=[str(c) for c in q.choices],
             correct=q.correct_choice,
             explanation=q.explanation,
-            lessons=[lesson],
         )
     answer = q.numeric_answer
     if answer is not None and math.isfinite(answer) and answer.is_integer():
@@ -130,11 +127,10 @@ def _question(q: Question) -> Drawn:
         answer=answer,
         tolerance=(q.tolerance, 0.0),
         explanation=q.explanation,
-        lessons=[lesson],
     )
 
 
-def _template(t: QuestionTemplate, seed: str, lessons: list[str]) -> Drawn:
+def _template(t: QuestionTemplate, seed: str) -> Drawn:
     variant = variants.render(t.spec, seed)
     wrong = [
         WrongAnswer(
@@ -155,7 +151,6 @@ def _template(t: QuestionTemplate, seed: str, lessons: list[str]) -> Drawn:
             correct=variant.correct_option,
             explanation=variant.explanation,
             wrong=wrong,
-            lessons=lessons,
         )
     return Drawn(
         ref=f"t:{t.slug}",
@@ -166,7 +161,6 @@ def _template(t: QuestionTemplate, seed: str, lessons: list[str]) -> Drawn:
         tolerance=variants.tolerance(t.spec),
         explanation=variant.explanation,
         wrong=wrong,
-        lessons=lessons,
     )
 
 
@@ -182,10 +176,7 @@ class Bank:
             for q in Question.objects.filter(pk__in=ids).select_related("lesson")
         }
         self.templates = {
-            f"t:{t.slug}": t
-            for t in QuestionTemplate.objects.filter(slug__in=slugs).prefetch_related(
-                "lessons"
-            )
+            f"t:{t.slug}": t for t in QuestionTemplate.objects.filter(slug__in=slugs)
         }
 
     def has(self, ref: str) -> bool:
@@ -194,8 +185,7 @@ class Bank:
     def draw(self, ref: str, seed: str) -> Drawn:
         if ref in self.questions:
             return _question(self.questions[ref])
-        template = self.templates[ref]
-        return _template(template, seed, [le.slug for le in template.lessons.all()])
+        return _template(self.templates[ref], seed)
 
 
 def pool_refs(pool: dict) -> list[str]:

@@ -24,14 +24,14 @@ def last_close(quiz: Quiz) -> datetime:
     return max(filter(None, [quiz.closes_at, latest["m"]]))
 
 
-def feedback_open(attempt: QuizAttempt, now: datetime, *, closed_at=None) -> bool:
+def feedback_open(attempt: QuizAttempt, now: datetime) -> bool:
     """May this attempt's right answers and explanations be shown now?"""
     if attempt.preview:
         return True
     policy = attempt.quiz.feedback
     if policy == Quiz.Feedback.AFTER_CLOSE:
         submitted = attempt.state == QuizAttempt.State.SUBMITTED
-        return submitted and now >= (closed_at or last_close(attempt.quiz))
+        return submitted and now >= last_close(attempt.quiz)
     if policy == Quiz.Feedback.AFTER_SUBMIT:
         return attempt.state == QuizAttempt.State.SUBMITTED
     return True  # immediate: per answered question (see item_feedback)
