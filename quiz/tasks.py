@@ -2,13 +2,18 @@
 
 from celery import shared_task
 
+from quiz.teaching.quizzes.code import code_sweep
 from quiz.teaching.quizzes.services import close_expired
 
 
 @shared_task(name="quiz.close_expired", acks_late=True, ignore_result=True)
 def close_expired_attempts() -> int:
-    """Submit every attempt past its deadline, even if no page is open.
+    """Submit every attempt past its deadline, even if no page is open, then
+    send to the grader the code whose feedback has opened (quizzes.code).
 
-    Idempotent: an attempt already submitted is left as it is.
+    Idempotent: an attempt already submitted is left as it is, code already
+    sent is not sent again.
     """
-    return close_expired()
+    closed = close_expired()
+    code_sweep()
+    return closed

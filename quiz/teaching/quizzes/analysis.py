@@ -5,8 +5,9 @@ module turns submitted attempts into those responses. A template's
 variants differ per learner, so its options are analysed by what they
 mean ("right answer", or the misconception that gives that number), not
 by their text; a wrong numeric answer that a misconception explains is
-counted under that misconception. Each such misconception links to the
-course's diagnosis and the lessons that teach it.
+counted under that misconception. A code answer that failed counts under
+its first failed check and that check's diagnosis. Each such misconception
+links to the course's diagnosis and the lessons that teach it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from grading_engine.quiz_bank.variants import show
 
 from quiz.content.models import Diagnosis
 from quiz.teaching.quizzes.bank import Bank, matches_wrong
-from quiz.teaching.quizzes.models import Quiz, QuizAttempt
+from quiz.teaching.quizzes.models import Quiz, QuizAttempt, QuizCodeAnswer
 from quiz.teaching.quizzes.statistics import QuizStatistics, Response, item_analysis
 
 RIGHT = "the right answer"
@@ -42,6 +43,20 @@ def _number_text(value) -> str:
     return show(int(number) if number == number.to_integral_value() else float(number))
 
 
+def _failed_check(submission, says: dict) -> tuple[str | None, str | None]:
+    """A code answer's first failed check, as an answer and its diagnosis."""
+    if submission is None or submission.status != "failed":
+        return None, None
+    check = next((c for c in submission.checks or [] if not c.get("passed")), None)
+    if check is None:
+        return None, None
+    text = f"code that failed the check “{check.get('name', '')}”"
+    diagnosis = check.get("diagnosis") or None
+    if diagnosis:
+        says[diagnosis] = text
+    return text, diagnosis
+
+
 def quiz_analysis(quiz: Quiz) -> Analysis:
     attempts = list(
         QuizAttempt.objects.filter(
@@ -49,6 +64,12 @@ def quiz_analysis(quiz: Quiz) -> Analysis:
         ).order_by("pk")
     )
     bank = Bank(item["ref"] for a in attempts for item in a.items)
+    codes = {
+        (row.attempt_id, row.item): row.submission
+        for row in QuizCodeAnswer.objects.filter(
+            attempt__in=attempts, submission__isnull=False
+        ).select_related("submission")
+    }
     positions: dict[tuple[int, int], int] = {}
     labels: dict[int, str] = {}
     draws = dict(quiz.slots.values_list("pk", "draw"))
@@ -81,7 +102,11 @@ def quiz_analysis(quiz: Quiz) -> Analysis:
                 if wrong is not None:
                     misconception = wrong.diagnosis or wrong.says
                     says[misconception] = wrong.says
-                if drawn.kind == "choice":
+                if drawn.kind == "code":
+                    answer, misconception = _failed_check(
+                        codes.get((attempt.pk, n)), says
+                    )
+                elif drawn.kind == "choice":
                     if ref.startswith("t:"):
                         # Options by meaning: each variant has its own numbers.
                         options[ref] = [RIGHT, *[w.says for w in drawn.wrong]]

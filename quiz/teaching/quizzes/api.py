@@ -34,7 +34,9 @@ class SlotInSerializer(serializers.Serializer):
     draw = serializers.IntegerField(default=1, help_text="Questions drawn (>= 1).")
     pool = serializers.DictField(
         help_text='Any of {"questions": [ids], "templates": [slugs], '
-        '"lessons": [slugs], "sections": [slugs]}.'
+        '"exercises": [slugs], "lessons": [slugs], "sections": [slugs]}. An '
+        "exercise is a code question, graded by the grader when the feedback "
+        "policy lets its checks show."
     )
 
 
@@ -127,7 +129,8 @@ class AttemptStartSerializer(serializers.Serializer):
 
 class AnswersSerializer(serializers.Serializer):
     answers = serializers.DictField(
-        help_text="Question number -> answer: an option's id, or a number as text."
+        help_text="Question number -> answer: an option's id, a number as text, "
+        "or Python source for a code question."
     )
 
 

@@ -1,9 +1,14 @@
 """The question bank a quiz draws from: self-checks and templates, by ref.
 
 A ref names a question: "q:<id>" a lesson's choice or numeric self-check,
-"t:<slug>" a question template. `Bank` turns refs and variant seeds into
+"t:<slug>" a question template, "x:<slug>" a code exercise (graded by the
+grader, see quizzes.code). `Bank` turns refs and variant seeds into
 `Drawn` questions (prompt, options, key) with a fixed number of queries,
 and expands a slot's pool into refs.
+
+A lesson or a section in a pool brings its self-checks and templates, not
+its exercises: a code question takes far longer than the others, so an
+instructor names each one ("exercises") rather than drawing it by chance.
 
 Recall self-checks are left out of quizzes: they are self-rated, and a
 closed assessment cannot take a learner's word for their own score.
@@ -17,10 +22,11 @@ from dataclasses import dataclass, field
 from grading_engine.quiz_bank import variants
 from grading_engine.quiz_bank.numbers import NotANumber, parse_number, within
 
+from grader.models import Exercise
 from quiz.content.models import Lesson, Question, QuestionTemplate, Section
 
 SCORED_KINDS = (Question.Kind.CHOICE, Question.Kind.NUMERIC)
-POOL_KEYS = ("questions", "templates", "lessons", "sections")
+POOL_KEYS = ("questions", "templates", "exercises", "lessons", "sections")
 
 
 class PoolInvalid(ValueError):
@@ -42,7 +48,7 @@ class Drawn:
     """One question as an attempt shows and scores it."""
 
     ref: str
-    kind: str  # "choice" or "numeric"
+    kind: str  # "choice", "numeric" or "code"
     title: str
     prompt: str
     options: list[str] = field(default_factory=list)  # in stored order
@@ -51,8 +57,12 @@ class Drawn:
     tolerance: tuple[float, float] = (0.0, 0.0)  # (absolute, relative)
     explanation: str = ""
     wrong: list[WrongAnswer] = field(default_factory=list)
+    starter: str = ""  # code: what the editor starts with
+    signature: str = ""  # code: what the answer must define
 
     def answer_text(self) -> str:
+        if self.kind == "code":
+            return "graded by the course's grader"
         if self.kind == "choice":
             return self.options[self.correct]
         return variants.show(self.answer)
@@ -73,8 +83,8 @@ def clean_number(text) -> str:
 
 def is_right(drawn: Drawn, value) -> bool:
     """Whether a stored answer (an option index or number text) is right."""
-    if value is None or value == "":
-        return False
+    if value is None or value == "" or drawn.kind == "code":
+        return False  # code is scored by its grader's verdict (quizzes.code)
     if drawn.kind == "choice":
         return isinstance(value, int) and value == drawn.correct
     try:
@@ -87,7 +97,9 @@ def is_right(drawn: Drawn, value) -> bool:
 
 def matches_wrong(drawn: Drawn, value) -> WrongAnswer | None:
     """The misconception a wrong answer shows, if the content names one."""
-    if value is None or value == "" or is_right(drawn, value):
+    if value is None or value == "" or drawn.kind == "code":
+        return None
+    if is_right(drawn, value):
         return None
     if drawn.kind == "choice":
         text = drawn.options[value] if isinstance(value, int) else None
@@ -164,13 +176,25 @@ def _template(t: QuestionTemplate, seed: str) -> Drawn:
     )
 
 
+def _exercise(e: Exercise) -> Drawn:
+    return Drawn(
+        ref=f"x:{e.slug}",
+        kind="code",
+        title=e.title,
+        prompt=e.prompt,
+        starter=e.starter,
+        signature=e.signature,
+    )
+
+
 class Bank:
-    """Questions and templates for a set of refs, fetched in two queries."""
+    """Questions, templates and exercises for a set of refs, in three queries."""
 
     def __init__(self, refs) -> None:
         refs = set(refs)
         ids = [int(r[2:]) for r in refs if r.startswith("q:") and r[2:].isdigit()]
         slugs = [r[2:] for r in refs if r.startswith("t:")]
+        exercises = [r[2:] for r in refs if r.startswith("x:")]
         self.questions = {
             f"q:{q.pk}": q
             for q in Question.objects.filter(pk__in=ids).select_related("lesson")
@@ -178,13 +202,23 @@ class Bank:
         self.templates = {
             f"t:{t.slug}": t for t in QuestionTemplate.objects.filter(slug__in=slugs)
         }
+        self.exercises = {
+            f"x:{e.slug}": e
+            for e in (
+                Exercise.objects.filter(slug__in=exercises, published=True)
+                if exercises
+                else ()
+            )
+        }
 
     def has(self, ref: str) -> bool:
-        return ref in self.questions or ref in self.templates
+        return ref in self.questions or ref in self.templates or ref in self.exercises
 
     def draw(self, ref: str, seed: str) -> Drawn:
         if ref in self.questions:
             return _question(self.questions[ref])
+        if ref in self.exercises:
+            return _exercise(self.exercises[ref])
         return _template(self.templates[ref], seed)
 
 
@@ -192,6 +226,7 @@ def pool_refs(pool: dict) -> list[str]:
     """Every ref a pool draws from, in a stable order, without repeats."""
     refs: list[str] = [f"q:{i}" for i in pool.get("questions", [])]
     refs += [f"t:{s}" for s in pool.get("templates", [])]
+    refs += [f"x:{s}" for s in pool.get("exercises", [])]
     lessons, sections = pool.get("lessons", []), pool.get("sections", [])
     if lessons or sections:
         scored = Question.objects.filter(kind__in=SCORED_KINDS)
@@ -247,15 +282,16 @@ def _check_exists(pool: dict) -> None:
                 f"Question {pk} is a recall question: it is self-rated, so a "
                 "quiz cannot score it. Choose a choice or numeric question."
             )
-    for key, model in (
-        ("templates", QuestionTemplate),
-        ("lessons", Lesson),
-        ("sections", Section),
+    for key, rows in (
+        ("templates", QuestionTemplate.objects),
+        ("exercises", Exercise.objects.filter(published=True)),
+        ("lessons", Lesson.objects),
+        ("sections", Section.objects),
     ):
         wanted = pool.get(key, [])
-        known = set(
-            model.objects.filter(slug__in=wanted).values_list("slug", flat=True)
-        )
+        if not wanted:
+            continue
+        known = set(rows.filter(slug__in=wanted).values_list("slug", flat=True))
         missing = [s for s in wanted if s not in known]
         if missing:
             raise PoolInvalid(f"No {key[:-1]} {', '.join(missing)}.")

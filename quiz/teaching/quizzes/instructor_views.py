@@ -14,6 +14,7 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from grader.models import Exercise
 from quiz.content.models import QuestionTemplate, Section
 from quiz.core.params import id_in_range
 from quiz.teaching.access import cohort_or_404, instructor_required
@@ -32,6 +33,7 @@ _SLOT_LINE = re.compile(
 _POOL_WORDS = {
     "question": "questions",
     "template": "templates",
+    "exercise": "exercises",
     "lesson": "lessons",
     "section": "sections",
 }
@@ -64,7 +66,7 @@ def parse_slots(text: str) -> list[services.SlotSpec]:
             if key is None or not name.strip():
                 raise services.QuizError(
                     f"Line {n}: {word!r} is not question:<id>, template:<slug>, "
-                    "lesson:<slug> or section:<slug>.",
+                    "exercise:<slug>, lesson:<slug> or section:<slug>.",
                     field="slots",
                 )
             value = name.strip()
@@ -139,6 +141,7 @@ def _form_context(cohort, quiz=None, **extra) -> dict:
         "feedbacks": Quiz.Feedback.choices,
         "sections": Section.objects.order_by("order"),
         "templates": QuestionTemplate.objects.select_related("section"),
+        "exercises": Exercise.objects.filter(published=True).order_by("slug"),
         **extra,
     }
 

@@ -132,6 +132,11 @@ class QuizAttempt(models.Model):
         default=list, blank=True, help_text="Per item: its fraction right (0-1)."
     )
     saves = models.PositiveIntegerField(default=0)
+    code_waiting = models.BooleanField(
+        default=False,
+        help_text="Saved code not yet sent to the grader: it goes when the "
+        "feedback policy lets its checks show (quizzes.code).",
+    )
 
     class Meta:
         ordering = ["quiz", "learner", "number"]
@@ -151,11 +156,53 @@ class QuizAttempt(models.Model):
                 fields=["deadline"],
                 condition=Q(state="in_progress"),
                 name="quiz_attempt_open_deadline",
-            )
+            ),
+            models.Index(
+                fields=["quiz"],
+                condition=Q(code_waiting=True),
+                name="quiz_attempt_code_waiting",
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.quiz}: {self.learner} #{self.number}"
+
+
+class QuizCodeAnswer(models.Model):
+    """A code question's answer as the grader took it: its submission and score.
+
+    Made only when the quiz's feedback policy lets the grader's checks show
+    (the grader's pages show a submission's checks at once), so before that
+    the code lives in the attempt's answers alone. `fraction` is the score
+    the attempt last counted, so a later verdict (or an exercise regrade)
+    that differs is noticed. `refused` says why the grader would not take it.
+    """
+
+    attempt = models.ForeignKey(
+        QuizAttempt, on_delete=models.CASCADE, related_name="code_answers"
+    )
+    item = models.PositiveSmallIntegerField(help_text="The question's number.")
+    submission = models.OneToOneField(
+        "grader.Submission",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    refused = models.CharField(max_length=300, blank=True)
+    fraction = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["attempt", "item"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["attempt", "item"], name="quiz_code_answer_once"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.attempt}: question {self.item}"
 
 
 class QuizAccommodation(models.Model):

@@ -11,30 +11,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.db.models import Max
 from django.utils import timezone
 
 from quiz.teaching.quizzes.bank import Bank, is_right
-from quiz.teaching.quizzes.models import Quiz, QuizAccommodation, QuizAttempt
-
-
-def last_close(quiz: Quiz) -> datetime:
-    """When the last learner's window closes (accommodations included)."""
-    latest = QuizAccommodation.objects.filter(quiz=quiz).aggregate(m=Max("closes_at"))
-    return max(filter(None, [quiz.closes_at, latest["m"]]))
-
-
-def feedback_open(attempt: QuizAttempt, now: datetime) -> bool:
-    """May this attempt's right answers and explanations be shown now?"""
-    if attempt.preview:
-        return True
-    policy = attempt.quiz.feedback
-    if policy == Quiz.Feedback.AFTER_CLOSE:
-        submitted = attempt.state == QuizAttempt.State.SUBMITTED
-        return submitted and now >= last_close(attempt.quiz)
-    if policy == Quiz.Feedback.AFTER_SUBMIT:
-        return attempt.state == QuizAttempt.State.SUBMITTED
-    return True  # immediate: per answered question (see item_feedback)
+from quiz.teaching.quizzes.code import code_feedback, code_rows, is_code
+from quiz.teaching.quizzes.models import Quiz, QuizAttempt
+from quiz.teaching.quizzes.policy import feedback_open
 
 
 def attempt_state(attempt: QuizAttempt, now: datetime | None = None) -> dict:
@@ -45,6 +27,8 @@ def attempt_state(attempt: QuizAttempt, now: datetime | None = None) -> dict:
     submitted = attempt.state == QuizAttempt.State.SUBMITTED
     immediate = quiz.feedback == Quiz.Feedback.IMMEDIATE and not submitted
     bank = Bank(item["ref"] for item in attempt.items)
+    codes = code_rows(attempt)
+    grading = False
     questions = []
     for n, item in enumerate(attempt.items, start=1):
         saved = attempt.answers.get(str(n)) or {}
@@ -61,6 +45,22 @@ def attempt_state(attempt: QuizAttempt, now: datetime | None = None) -> dict:
             continue
         drawn = bank.draw(item["ref"], item["seed"])
         entry.update(kind=drawn.kind, title=drawn.title, prompt=drawn.prompt)
+        if is_code(item):
+            entry.update(starter=drawn.starter, signature=drawn.signature)
+            row = codes.get(n)
+            # The grader gets the code only when the policy opens (quizzes.
+            # code): with immediate feedback at its check (a save), except in
+            # a preview, which is never final and is graded at its submit.
+            checked = entry["answer"] is not None and not attempt.preview
+            if open_ and (checked or not immediate):
+                entry["feedback"] = code_feedback(row, entry["answer"] is not None)
+                grading = grading or entry["feedback"]["status"] in (
+                    "waiting",
+                    "queued",
+                    "running",
+                )
+            questions.append(entry)
+            continue
         if drawn.kind == "choice":
             entry["options"] = [
                 {"id": shown, "text": drawn.options[stored]}
@@ -100,7 +100,9 @@ def attempt_state(attempt: QuizAttempt, now: datetime | None = None) -> dict:
         "score": None,
         "points": None,
         "possible": round(sum(i["points"] for i in attempt.items), 4),
+        "grading": False,
     }
     if submitted and open_:
-        state.update(score=attempt.score, points=attempt.points)
+        # `grading`: some code awaits its verdict; the score counts it as 0.
+        state.update(score=attempt.score, points=attempt.points, grading=grading)
     return state

@@ -19,7 +19,8 @@ from quiz.teaching.quizzes.models import (
     QuizRegrade,
     QuizRegradeResult,
 )
-from quiz.teaching.quizzes.services import apply_score, close_expired, score_items
+from quiz.teaching.quizzes.scoring import apply_score, score_items
+from quiz.teaching.quizzes.services import close_expired
 
 
 def quiz_regrade(*, quiz: Quiz, actor) -> QuizRegrade:

@@ -27,11 +27,11 @@ from quiz.core.audit import (
 )
 from quiz.core.score_events import scores_changed
 from quiz.teaching.models import CohortMembership
+from quiz.teaching.quizzes import code
 from quiz.teaching.quizzes.bank import (
     Bank,
     PoolInvalid,
     clean_number,
-    is_right,
     pool_check,
     pool_refs,
 )
@@ -41,6 +41,7 @@ from quiz.teaching.quizzes.models import (
     QuizAttempt,
     QuizSlot,
 )
+from quiz.teaching.quizzes.scoring import apply_score, score_items
 
 TITLE_MAX = Quiz._meta.get_field("title").max_length
 MAX_SLOTS = 100
@@ -388,6 +389,8 @@ def _clean_answer(attempt: QuizAttempt, index: int, value):
     item = attempt.items[index]
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
+    if code.is_code(item):
+        return code.clean_code(value)
     if item["order"]:  # a choice: the learner picks a shown position
         if isinstance(value, str) and value.strip().isascii():
             value = int(value.strip()) if value.strip().isdigit() else value
@@ -423,6 +426,7 @@ def attempt_save(*, attempt: QuizAttempt, answers: dict, now=None) -> SaveResult
         )
         saved, errors = [], {}
         stored = dict(attempt.answers)
+        code_saved = False
         for key, value in {} if expired else answers.items():
             index = _item_index(attempt, key)
             if index is None:
@@ -442,10 +446,14 @@ def attempt_save(*, attempt: QuizAttempt, answers: dict, now=None) -> SaveResult
                 continue
             stored[str(index + 1)] = {"value": clean, "saved_at": now.isoformat()}
             saved.append(str(index + 1))
+            code_saved = code_saved or code.is_code(attempt.items[index])
         if saved:
             attempt.answers = stored
             attempt.saves += 1
-            attempt.save(update_fields=["answers", "saves"])
+            attempt.code_waiting = attempt.code_waiting or code_saved
+            attempt.save(update_fields=["answers", "saves", "code_waiting"])
+        if code_saved and locked:
+            code.code_release(attempt, now)  # checked: the grader takes it now
     if expired:
         attempt_submit(attempt=attempt, by="deadline", now=attempt.deadline)
         raise AttemptClosed(
@@ -455,31 +463,6 @@ def attempt_save(*, attempt: QuizAttempt, answers: dict, now=None) -> SaveResult
             else "Time is up: the attempt was submitted with your saved answers."
         )
     return SaveResult(attempt=attempt, saved=saved, errors=errors)
-
-
-def score_items(attempt: QuizAttempt, bank: Bank | None = None) -> list[float]:
-    """Each item's fraction right, by the current keys (what a regrade re-runs)."""
-    bank = bank or Bank(item["ref"] for item in attempt.items)
-    fractions = []
-    for n, item in enumerate(attempt.items, start=1):
-        if not bank.has(item["ref"]):
-            fractions.append(0.0)  # a question deleted since: no credit, no crash
-            continue
-        drawn = bank.draw(item["ref"], item["seed"])
-        value = (attempt.answers.get(str(n)) or {}).get("value")
-        if item["order"] and isinstance(value, int) and value < len(item["order"]):
-            value = item["order"][value]  # the shown position -> the stored option
-        fractions.append(1.0 if is_right(drawn, value) else 0.0)
-    return fractions
-
-
-def apply_score(attempt: QuizAttempt, fractions: list[float]) -> None:
-    attempt.results = fractions
-    attempt.possible = sum(item["points"] for item in attempt.items)
-    attempt.points = sum(
-        f * item["points"] for f, item in zip(fractions, attempt.items, strict=True)
-    )
-    attempt.score = attempt.points / attempt.possible if attempt.possible else 0.0
 
 
 def attempt_submit(*, attempt: QuizAttempt, by: str = "learner", now=None):
@@ -496,6 +479,8 @@ def attempt_submit(*, attempt: QuizAttempt, by: str = "learner", now=None):
         attempt.save()
         if not attempt.preview:
             scores_changed([attempt.learner_id])
+        if attempt.code_waiting:
+            code.code_release(attempt, now)
     return attempt
 
 

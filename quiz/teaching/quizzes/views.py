@@ -24,7 +24,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from quiz.teaching.quizzes import access, services
 from quiz.teaching.quizzes.models import Quiz, QuizAccommodation, QuizAttempt
-from quiz.teaching.quizzes.presenting import attempt_state, last_close
+from quiz.teaching.quizzes.policy import last_close
+from quiz.teaching.quizzes.presenting import attempt_state
 from quiz.teaching.quizzes.results import combine
 
 ANSWER_MAX_CHARS = 200  # a number or an option id; anything longer is cut
@@ -239,12 +240,22 @@ def quiz_attempt(request, attempt_id: int):
 
 
 def _posted(request, state: dict) -> dict[str, str]:
-    """The answers the form sent, by question number (missing: not sent)."""
+    """The answers the form sent, by question number (missing: not sent).
+
+    Code is never cut (the service refuses code that is too big, saying so);
+    code still equal to the starter reads as no answer.
+    """
     posted = {}
     for q in state["questions"]:
         name = f"q-{q['number']}"
-        if name in request.POST:
-            posted[str(q["number"])] = request.POST[name][:ANSWER_MAX_CHARS]
+        if name not in request.POST:
+            continue
+        value = request.POST[name]
+        if q["kind"] != "code":
+            value = value[:ANSWER_MAX_CHARS]
+        elif value.strip() == q.get("starter", "").strip():
+            value = ""
+        posted[str(q["number"])] = value
     return posted
 
 

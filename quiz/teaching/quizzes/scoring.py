@@ -1,0 +1,85 @@
+"""Scoring an attempt: each item's fraction right, and the points it makes.
+
+Choice and numeric items are scored by today's keys (so a regrade sees a
+fix); a code item by its grader's verdict, which may arrive after the
+attempt is submitted: `code_verdicts`, a score listener, rescores then.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.db.models import F, FloatField, Q, Value
+from django.db.models.functions import Coalesce
+
+from grader.models import Submission
+from quiz.core.score_events import scores_changed
+from quiz.teaching.quizzes.bank import Bank, is_right
+from quiz.teaching.quizzes.code import code_rows, is_code, row_fraction
+from quiz.teaching.quizzes.models import QuizAttempt, QuizCodeAnswer
+
+
+def score_items(
+    attempt: QuizAttempt, bank: Bank | None = None, codes: dict | None = None
+) -> list[float]:
+    """Each item's fraction right, by the current keys (what a regrade re-runs).
+
+    A code question counts its grader's verdict (0 until it arrives).
+    """
+    bank = bank or Bank(item["ref"] for item in attempt.items)
+    codes = code_rows(attempt) if codes is None else codes
+    fractions = []
+    for n, item in enumerate(attempt.items, start=1):
+        if is_code(item):
+            fractions.append(row_fraction(codes.get(n)))
+            continue
+        if not bank.has(item["ref"]):
+            fractions.append(0.0)  # a question deleted since: no credit, no crash
+            continue
+        drawn = bank.draw(item["ref"], item["seed"])
+        value = (attempt.answers.get(str(n)) or {}).get("value")
+        if item["order"] and isinstance(value, int) and value < len(item["order"]):
+            value = item["order"][value]  # the shown position -> the stored option
+        fractions.append(1.0 if is_right(drawn, value) else 0.0)
+    return fractions
+
+
+def apply_score(attempt: QuizAttempt, fractions: list[float]) -> None:
+    attempt.results = fractions
+    attempt.possible = sum(item["points"] for item in attempt.items)
+    attempt.points = sum(
+        f * item["points"] for f, item in zip(fractions, attempt.items, strict=True)
+    )
+    attempt.score = attempt.points / attempt.possible if attempt.possible else 0.0
+
+
+def code_verdicts(user_ids: list[int]) -> None:
+    """Score listener: attempts whose code's verdict came or changed are rescored."""
+    changed = (
+        QuizCodeAnswer.objects.filter(
+            attempt__learner_id__in=user_ids,
+            submission__status__in=Submission.TERMINAL,
+        )
+        .annotate(
+            now_=Coalesce("submission__score", Value(0.0), output_field=FloatField())
+        )
+        .filter(Q(fraction__isnull=True) | ~Q(fraction=F("now_")))
+    )
+    attempt_ids = sorted(set(changed.values_list("attempt_id", flat=True)))
+    learners = set()
+    for attempt_id in attempt_ids:
+        with transaction.atomic():
+            attempt = QuizAttempt.objects.select_for_update().get(pk=attempt_id)
+            rows = code_rows(attempt)
+            for row in rows.values():
+                fraction = row_fraction(row)
+                if row.fraction != fraction:
+                    row.fraction = fraction
+                    row.save(update_fields=["fraction"])
+            if attempt.state == QuizAttempt.State.SUBMITTED:
+                before = attempt.points
+                apply_score(attempt, score_items(attempt, codes=rows))
+                attempt.save(update_fields=["results", "points", "possible", "score"])
+                if not attempt.preview and attempt.points != before:
+                    learners.add(attempt.learner_id)
+    if learners:
+        scores_changed(learners)
