@@ -20,5 +20,5 @@ COPY --from=assets /app/static/vendor static/vendor
 RUN python -m grading_engine.reference.tokenizer \
     && DEBUG=1 python manage.py collectstatic --no-input
 EXPOSE 8000
-# Threads: a submission page's event stream holds one until its verdict (or 30 s).
-CMD ["gunicorn", "config.wsgi", "--bind", "0.0.0.0:8000", "--worker-class", "gthread", "--workers", "3", "--threads", "16"]
+# ASGI: a submission page's event stream waits on the event loop, not a thread.
+CMD ["gunicorn", "config.asgi", "--bind", "0.0.0.0:8000", "--worker-class", "uvicorn_worker.UvicornWorker", "--workers", "2"]

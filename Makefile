@@ -81,6 +81,7 @@ bench: venv system-deps services
 	$(TEST_ENV) $(BIN)/python benchmarks/pipeline_bench.py
 	$(TEST_ENV) $(BIN)/python benchmarks/page_bench.py
 	$(TEST_ENV) $(BIN)/python benchmarks/surge_bench.py
+	$(TEST_ENV) $(BIN)/python benchmarks/stream_bench.py
 
 lint: venv
 	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/lint-imports

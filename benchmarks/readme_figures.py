@@ -53,6 +53,11 @@ FIGURES = (
     "verdict saved -> shown on the open page, Chromium",
     "surge, peak PSS",
     "surge: lost, graded twice, 5xx",
+    "streams held on one web process",
+    "streams: pages (/healthz, a lesson) p95 while all are open",
+    "streams: worker's save -> event p50 / p95",
+    "streams, idle: Redis connections / database queries per second",
+    "streams: web process RSS",
 )
 
 

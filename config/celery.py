@@ -29,6 +29,14 @@ def _start_grading(**kwargs) -> None:
 
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return
+    if settings.GRADER_METRICS_PORT:
+        from prometheus_client import REGISTRY, start_http_server
+
+        from grader.metrics import LanesCollector
+
+        # This host's grades, crashes and slots, for Prometheus to scrape.
+        REGISTRY.register(LanesCollector())
+        start_http_server(settings.GRADER_METRICS_PORT)
     import threading
 
     def start() -> None:

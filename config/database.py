@@ -25,18 +25,31 @@ SQLITE_OPTIONS = {
 CONN_MAX_AGE = 60
 
 
-def database_config(url: str, *, base_dir: Path) -> dict:
+def database_config(url: str, *, base_dir: Path, pool: int = 0) -> dict:
     """The `default` database for DATABASE_URL `url` (empty: base_dir/db.sqlite3).
 
     A relative SQLite path is under `base_dir`, as the default file is, so
     the web server and a worker started from another folder share one file.
     Options given in the URL's query win over SQLITE_OPTIONS.
+
+    `pool` > 0 (PostgreSQL; the ASGI web process): a psycopg pool of at most
+    that many connections instead of one persistent connection per thread.
+    Under ASGI every request's synchronous part runs in a thread of its own,
+    so per-thread connections would grow with the requests in flight (a
+    burst of stream opens ran the server out of connections); the pool
+    bounds them, and a connection closed by Django goes back to it.
     """
     if not url:
         config = {"ENGINE": SQLITE_ENGINE, "NAME": base_dir / "db.sqlite3"}
     else:
         config = dj_database_url.parse(url, conn_max_age=CONN_MAX_AGE)
     if config["ENGINE"] != SQLITE_ENGINE:
+        if pool > 0:
+            config["CONN_MAX_AGE"] = 0  # Django's rule with a pool
+            config["OPTIONS"] = {
+                **config.get("OPTIONS", {}),
+                "pool": {"min_size": 1, "max_size": pool, "timeout": 30},
+            }
         return config
     name = str(config["NAME"])
     if name != ":memory:" and not name.startswith("file:"):

@@ -43,6 +43,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "config.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "config.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -79,7 +80,11 @@ TEMPLATES = [
 # SQLite file). Every SQLite database gets WAL, IMMEDIATE writes and a wait,
 # since the web server and the grading worker write it at once (config.database).
 DATABASE_URL = envstr("DATABASE_URL")
-DATABASES = {"default": database_config(DATABASE_URL, base_dir=BASE_DIR)}
+# config.asgi turns the pool on for its process (config.database says why).
+DATABASE_POOL = envint("DATABASE_POOL", 0, minimum=0)
+DATABASES = {
+    "default": database_config(DATABASE_URL, base_dir=BASE_DIR, pool=DATABASE_POOL)
+}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 _VALIDATORS = "django.contrib.auth.password_validation."
@@ -230,6 +235,12 @@ else:
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
+            # A few connections per process, however many threads ask at once.
+            "OPTIONS": {
+                "pool_class": "redis.BlockingConnectionPool",
+                "max_connections": 4,
+                "timeout": 5,
+            },
         }
     }
 
@@ -249,6 +260,8 @@ GRADER_HEAVY_SLOTS = envint(
     "GRADER_HEAVY_SLOTS", max(1, GRADER_POOL_SIZE // 2), minimum=1
 )
 GRADER_BURST_SLOTS = envint("GRADER_BURST_SLOTS", 2 * GRADER_POOL_SIZE, minimum=0)
+# A worker serves its Prometheus metrics on this port when set (0: off).
+GRADER_METRICS_PORT = envint("GRADER_METRICS_PORT", 0, minimum=0)
 CELERY_WORKER_CONCURRENCY = GRADER_POOL_SIZE + GRADER_BURST_SLOTS
 # A starting worker measures every exercise that has no budget yet, so the
 # first learners after a deploy meet measured budgets. Off, each is measured
@@ -281,6 +294,18 @@ except ValueError as exc:
 # is graded. High enough for a learner who resubmits while waiting, low enough
 # that one learner cannot fill the queue.
 SUBMISSION_MAX_OUTSTANDING = envint("SUBMISSION_MAX_OUTSTANDING", 10, minimum=1)
+# Live submission event streams (grader.stream_caps): past a cap a stream is
+# refused with Retry-After and the page polls. Per learner across processes;
+# per web process (an ASGI process holds thousands; a WSGI one a thread each).
+STREAM_MAX_PER_LEARNER = envint("STREAM_MAX_PER_LEARNER", 5, minimum=1)
+STREAM_MAX_PER_PROCESS = envint("STREAM_MAX_PER_PROCESS", 5000, minimum=1)
+STREAM_RETRY_AFTER = envint("STREAM_RETRY_AFTER", 10, minimum=1)
+# An ASGI stream's lifetime before EventSource reconnects (seconds): a wait
+# there costs nothing, a reconnect a request (a WSGI stream's is 30 s).
+STREAM_SECONDS_ASGI = envint("STREAM_SECONDS_ASGI", 300, minimum=5)
+# /metrics (config.metrics): with a token, only `Authorization: Bearer <token>`
+# may read it; without one, only requests from this host (127.0.0.1, ::1).
+METRICS_TOKEN = envstr("METRICS_TOKEN", "")
 SUBMISSION_OUTPUT_MAX_CHARS = 64_000
 # The exercise page shows the reference solution after a pass or after this
 # many graded (passed or failed) attempts, so a stuck learner is not left alone.

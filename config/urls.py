@@ -4,6 +4,7 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from config.health import healthz, sandbox_health
+from config.metrics import metrics_view
 
 urlpatterns = [
     path("", include("quiz.learning.urls")),
@@ -19,6 +20,7 @@ urlpatterns = [
     ),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
+    path("metrics", metrics_view, name="metrics"),
     path("healthz/sandbox", sandbox_health, name="healthz-sandbox"),
     path("api/v1/", include("quiz.core.api.urls")),
     path("api/v1/", include("grader.api.urls")),

@@ -25,13 +25,16 @@ _lock = threading.Lock()
 _clients: dict[str, redis.Redis] = {}
 
 
-def _client() -> redis.Redis:
+def client() -> redis.Redis:
+    """This process's client: a few connections, however many threads ask."""
     url = settings.REDIS_URL
     with _lock:
         if url not in _clients:
-            _clients[url] = redis.Redis.from_url(
-                url, socket_connect_timeout=1, socket_timeout=2
-            )
+            pool = redis.BlockingConnectionPool.from_url(
+                url, max_connections=4, timeout=5, socket_connect_timeout=1,
+                socket_timeout=2,
+            )  # fmt: skip
+            _clients[url] = redis.Redis(connection_pool=pool)
         return _clients[url]
 
 
@@ -47,7 +50,7 @@ def _publish(channel: str, message: str) -> None:
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return  # no Redis in this deployment: pages poll
     try:
-        _client().publish(channel, message)
+        client().publish(channel, message)
     except redis.RedisError as exc:
         log.warning("could not publish to %s: %s", channel, exc)
 

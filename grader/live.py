@@ -1,27 +1,38 @@
 """The submission page's event stream: server-sent events, pushed on change.
 
-The stream subscribes to the submission's channel (grader.events) before
-its first read, so no change falls between the read and the wait, and sends
-the submission's state whenever a worker or a cancel changes the row, plus
-every few seconds (the queue position moves when the learner's earlier
-submissions finish). It ends at the verdict, or after STREAM_SECONDS, when
-the browser's EventSource reconnects by itself: no request holds a server
-thread for long. Between reads it holds no database connection.
+Two implementations of one contract. Under ASGI (production: uvicorn)
+`submission_stream_async` waits on the process's stream hub
+(grader.stream_hub): no thread, no Redis connection and no database
+connection per open page; it reads its state when the hub says it changed
+(a worker's or a cancel's message, or a queue position that moved, refreshed
+for all streams at once). Under WSGI (the dev server, the test server)
+`submission_stream` holds its request's thread and subscription and re-reads
+every REFRESH_SECONDS.
+
+Either way the stream registers before its first read, so no change falls
+between the read and the wait; sends the state at once and on every change;
+ends at the verdict, or after its lifetime (STREAM_SECONDS under WSGI, where
+it holds a thread; settings.STREAM_SECONDS_ASGI on the event loop, where a
+reconnect costs more than a wait), when the browser's EventSource reconnects
+by itself; and holds no database connection between reads.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 
 import redis
+from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.db import connection
 from rest_framework.utils.encoders import JSONEncoder
 
-from grader import events
+from grader import events, stream_hub
 
-STREAM_SECONDS = 30.0
+STREAM_SECONDS = 30.0  # WSGI: the request's thread is held meanwhile
 REFRESH_SECONDS = 2.0
 HEARTBEAT_SECONDS = 15.0
 RECONNECT_MS = 500
@@ -30,6 +41,72 @@ RECONNECT_MS = 500
 def sse(event: str, data: dict) -> bytes:
     """One server-sent event; the JSON stays on one `data:` line."""
     return f"event: {event}\ndata: {json.dumps(data, cls=JSONEncoder)}\n\n".encode()
+
+
+VOLATILE = ("server_time", "timings")  # change by themselves, every read
+
+
+def _closing(read: Callable[[], dict | None]) -> Callable[[], dict | None]:
+    def read_and_close() -> dict | None:
+        try:
+            return read()
+        finally:
+            connection.close()  # idle streams must not hold database connections
+
+    return read_and_close
+
+
+async def submission_stream_async(
+    *, submission_id, user_id: int, read: Callable[[], dict | None]
+) -> AsyncIterator[bytes]:
+    """Events for one submission, waiting on the process's hub (ASGI)."""
+    yield f"retry: {RECONNECT_MS}\n\n".encode()
+    lifetime = settings.STREAM_SECONDS_ASGI
+    read_async = sync_to_async(_closing(read), thread_sensitive=False)
+    try:
+        hub = await stream_hub.hub()
+    except (redis.RedisError, OSError):
+        hub = None  # no push here: one state, then the page polls
+    watch = registered = hub.watch(submission_id, user_id) if hub else None
+    deadline = time.monotonic() + lifetime
+    last, quiet_since = None, time.monotonic()
+    try:
+        while True:
+            if watch is not None:
+                watch.changed.clear()  # before the read: a change during it counts
+            state = await read_async()
+            if state is None:
+                return
+            significant = {k: v for k, v in state.items() if k not in VOLATILE}
+            if significant != last:
+                yield sse("status", state)
+                last, quiet_since = significant, time.monotonic()
+            if state.get("terminal") or watch is None:
+                return
+            watch.queued = state.get("status") == "queued"
+            behind_own = state.get("waiting_for") == "your earlier submission"
+            watch.place = (
+                (state.get("queue_position"), behind_own) if watch.queued else None
+            )
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return  # EventSource reconnects after RECONNECT_MS
+                quiet = HEARTBEAT_SECONDS - (time.monotonic() - quiet_since)
+                try:
+                    await asyncio.wait_for(
+                        watch.changed.wait(), timeout=max(0.0, min(remaining, quiet))
+                    )
+                    break
+                except TimeoutError:
+                    if time.monotonic() - quiet_since >= HEARTBEAT_SECONDS:
+                        yield b": still waiting\n\n"
+                        quiet_since = time.monotonic()
+            if not hub.subscribed.is_set():
+                watch = None  # Redis went away: send this state and end
+    finally:
+        if registered is not None:
+            hub.unwatch(registered)
 
 
 def submission_stream(
@@ -43,14 +120,13 @@ def submission_stream(
         pubsub = None  # no push here: the page falls back to polling
     deadline = time.monotonic() + STREAM_SECONDS
     last, quiet_since = None, time.monotonic()
-    volatile = ("server_time", "timings")  # change by themselves, every read
     try:
         while True:
             state = read()
             connection.close()  # idle streams must not hold database connections
             if state is None:
                 return
-            significant = {k: v for k, v in state.items() if k not in volatile}
+            significant = {k: v for k, v in state.items() if k not in VOLATILE}
             if significant != last:
                 yield sse("status", state)
                 last, quiet_since = significant, time.monotonic()

@@ -33,7 +33,7 @@ from grading_engine.checks.result import CheckResult
 from grading_engine.grading import Verdict
 from grading_engine.runner import Slow
 
-from grader import budgets, events, failure_review
+from grader import budgets, events, failure_review, metrics
 from grader.cancellation import running_grades
 from grader.models import Exercise, Submission
 from grader.process_runner import exercise_grade
@@ -186,6 +186,9 @@ def grade_claimed(submission: Submission, *, slow: Slow | None = None) -> str | 
     if not saved:
         return None  # cancelled (or re-queued) while we graded: theirs stands
     with_db_retry(lambda: submission_promote_next(user_id=submission.user_id))
+    metrics.grade_recorded(
+        exercise=submission.exercise.slug, lane=submission.lane, verdict=verdict
+    )
     events.submission_changed(submission.pk)
     scores_changed([submission.user_id])
     if verdict.status == Status.FAILED:

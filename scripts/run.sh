@@ -43,4 +43,7 @@ if [[ ${CELERY_TASK_ALWAYS_EAGER:-0} != 1 ]]; then
   trap '[[ -n $worker_pid ]] && kill $worker_pid 2>/dev/null' EXIT INT TERM
 fi
 echo "run: serving http://$HOST:$PORT/ (Ctrl-C stops the server and the worker)"
-$BIN/python manage.py runserver "$HOST:$PORT"
+# The production stack's server (ASGI: event streams wait on the event loop),
+# one process; static files come from WhiteNoise (from the app dirs in DEBUG).
+$BIN/python -m uvicorn config.asgi:application --host "$HOST" --port "$PORT" \
+  --no-access-log

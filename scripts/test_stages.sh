@@ -54,7 +54,7 @@ stage test "pytest" "$BIN/python" -m pytest -n 2 --dist loadgroup --durations=20
 # stricter than this machine's own kernels (a third run would add minutes);
 # side by side, one process each (the script says why).
 stage test "doctests: both portable modes" bash scripts/doctests_portable.sh
-for bench in sandbox pipeline page surge; do
+for bench in sandbox pipeline page surge stream; do
     stage test "benchmark: $bench (short)" "$BIN/python" "benchmarks/${bench}_bench.py" --short
 done
 report

@@ -1,4 +1,4 @@
-"""docker-compose.yml validates and describes the four services (not started here)."""
+"""docker-compose.yml validates and describes its services (not started here)."""
 
 from __future__ import annotations
 
@@ -33,32 +33,56 @@ def config() -> dict:
     return compose_config()
 
 
-def test_it_describes_web_worker_beat_redis_and_postgres(config):
-    assert set(config["services"]) == {"web", "worker", "beat", "redis", "postgres"}
+def words(command) -> str:
+    return " ".join(command.split() if isinstance(command, str) else command)
 
 
-def test_every_service_has_a_healthcheck(config):
+def test_it_describes_its_services(config):
+    assert set(config["services"]) == {
+        "migrate", "web", "proxy", "worker", "beat", "redis", "postgres"
+    }  # fmt: skip
+
+
+def test_every_long_running_service_has_a_healthcheck(config):
     for name, service in config["services"].items():
-        assert service.get("healthcheck", {}).get("test"), name
+        if name != "migrate":  # runs once and exits
+            assert service.get("healthcheck", {}).get("test"), name
 
 
-def test_web_runs_gunicorn_and_the_worker_runs_celery(config):
-    def words(command) -> str:
-        return " ".join(command.split() if isinstance(command, str) else command)
-
-    assert "gunicorn config.wsgi" in words(config["services"]["web"]["command"])
+def test_web_runs_asgi_and_the_worker_runs_celery(config):
+    web = words(config["services"]["web"]["command"])
+    assert "gunicorn config.asgi" in web
+    assert "--worker-class uvicorn_worker.UvicornWorker" in web
     assert words(config["services"]["worker"]["command"]).startswith(
         "celery -A config worker"
     )
+    dockerfile = (PROJECT_ROOT / "Dockerfile").read_text()
+    assert '"config.asgi"' in dockerfile
+    assert "uvicorn_worker.UvicornWorker" in dockerfile
 
 
-def test_the_worker_can_be_scaled(config):
-    worker = config["services"]["worker"]
-    assert "container_name" not in worker and "ports" not in worker
+def test_web_and_worker_can_be_scaled_behind_the_proxy(config):
+    for name in ("web", "worker"):
+        service = config["services"][name]
+        assert "container_name" not in service and "ports" not in service, name
+    proxy = config["services"]["proxy"]
+    assert proxy["image"].startswith("nginx") and proxy["ports"]
+    # Migrations run once, not in each of N web containers at once.
+    assert "migrate" not in words(config["services"]["web"]["command"])
+    migrate = config["services"]["web"]["depends_on"]["migrate"]
+    assert migrate["condition"] == "service_completed_successfully"
+
+
+def test_the_proxy_does_not_buffer_event_streams():
+    conf = (PROJECT_ROOT / "deploy" / "nginx.conf").read_text()
+    events = conf.split("location ~ ^/api/v1/submissions/[^/]+/events/$", 1)[1]
+    events = events.split("}", 1)[0]
+    assert "proxy_buffering off;" in events and "proxy_pass $web;" in events
+    assert "location = /metrics { return 404; }" in conf
 
 
 def test_app_services_wait_for_healthy_dependencies(config):
-    for name in ("web", "worker", "beat"):
+    for name in ("migrate", "web", "worker", "beat"):
         depends = config["services"][name]["depends_on"]
         assert depends["postgres"]["condition"] == "service_healthy"
         assert depends["redis"]["condition"] == "service_healthy"

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import StreamingHttpResponse
+from django.core.handlers.asgi import ASGIRequest
+from django.db import connection
+from django.http import JsonResponse, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import renderers, status
 from rest_framework.exceptions import NotFound, Throttled, ValidationError
 from rest_framework.response import Response
 
-from grader import live, selectors, services
+from grader import live, selectors, services, stream_caps
 from grader.api import serializers as s
 from grader.api.client_compat import engine_headers, engine_info, engine_mismatch
 from grader.api.gradescope import submission_gradescope
@@ -204,16 +207,34 @@ class SubmissionEventsView(GraderApiView):
         responses={
             (200, "text/event-stream"): OpenApiTypes.STR,
             404: OpenApiResponse(description="No such submission"),
+            429: OpenApiResponse(
+                description="Too many of your streams open (Retry-After): poll"
+            ),
+            503: OpenApiResponse(
+                description="This server holds all the streams it may "
+                "(Retry-After): poll"
+            ),
         },
         summary="A submission's status, pushed as server-sent events",
         description="`event: status` with the same JSON as "
         "`GET /api/v1/submissions/{id}/` (plus `terminal`), sent at once, on "
         "every change and every few seconds; the stream ends at the verdict "
-        f"or after {live.STREAM_SECONDS:g} s (EventSource reconnects).",
+        f"or after {live.STREAM_SECONDS:g} s on a WSGI server, "
+        f"{settings.STREAM_SECONDS_ASGI:g} s on an ASGI one (EventSource "
+        "reconnects). Past a cap (your streams, or the server's) it is refused "
+        "with 429 or 503 and Retry-After: poll the submission instead.",
     )
     def get(self, request, submission_id):
         first = _submission_or_404(request, submission_id)
         user = request.user
+        asgi = isinstance(request._request, ASGIRequest)
+        lifetime = settings.STREAM_SECONDS_ASGI if asgi else live.STREAM_SECONDS
+        try:
+            release = stream_caps.stream_take(user.pk, lifetime=lifetime)
+        except stream_caps.StreamRefused as exc:
+            refused = JsonResponse({"detail": str(exc)}, status=exc.status)
+            refused["Retry-After"] = str(exc.retry_after)
+            return refused
 
         def read() -> dict | None:
             try:
@@ -225,10 +246,15 @@ class SubmissionEventsView(GraderApiView):
                 "terminal": submission.is_terminal,
             }
 
-        response = StreamingHttpResponse(
-            live.submission_stream(submission_id=first.pk, read=read),
-            content_type="text/event-stream",
-        )
+        if asgi:  # waits on the event loop
+            stream = live.submission_stream_async(
+                submission_id=first.pk, user_id=user.pk, read=read
+            )
+            connection.close()  # back to the pool: the stream reads on its own
+        else:  # WSGI: the request's thread waits
+            stream = live.submission_stream(submission_id=first.pk, read=read)
+        response = StreamingHttpResponse(stream, content_type="text/event-stream")
+        response._resource_closers.append(release)  # however the stream ends
         response["Cache-Control"] = "no-cache"
         response["X-Accel-Buffering"] = "no"  # a proxy must not hold events back
         return response

@@ -1,7 +1,13 @@
 """In Debian's Chromium: submit a wrong then a right tie-weights answer and watch
-each verdict appear on the page without a reload, graded by a real worker."""
+each verdict appear on the page without a reload, graded by a real worker.
+
+The verdicts test runs on the deployed web stack (gunicorn with a uvicorn
+worker: the stream waits on the event loop, grader.stream_hub); the
+running-and-cancel test on the test server (the WSGI stream)."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -39,6 +45,25 @@ def worker_stack(warm):
     return warm
 
 
+@pytest.fixture
+def asgi_server(worker_stack):
+    """The deployed web stack on this test's database and the warm worker's
+    queue (its wake-ups and its events' channels); DEBUG for static files."""
+    from django.conf import settings
+    from django.db import connection
+
+    from tests.pipeline.conftest import Stack
+
+    name = connection.settings_dict["NAME"]
+    stack = Stack(
+        database_url=f"postgres://postgres@127.0.0.1:5432/{name}",
+        redis_url=settings.REDIS_URL,
+        CELERY_QUEUE=settings.CELERY_TASK_DEFAULT_QUEUE,  # the warm worker's
+    )
+    yield stack.start_web(asgi=True, workers=1, DEBUG="1")
+    stack.stop_workers()
+
+
 def submit_and_watch(page, code: str, expected: str) -> None:
     page.fill("#code", code)
     page.click(".code-form button[type=submit]")
@@ -53,24 +78,33 @@ def submit_and_watch(page, code: str, expected: str) -> None:
     assert page.evaluate("window.__samePage === true"), "the page reloaded"
 
 
-def test_verdicts_appear_live_without_reloading(
-    browser_page, worker_stack, live_server, make_user
-):
+def test_verdicts_appear_live_without_reloading(browser_page, asgi_server, make_user):
+    from django.contrib.auth.hashers import PBKDF2PasswordHasher
+
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    make_user("lea")
+    lea = make_user("lea")
+    # The server checks passwords with production's hashers, not the tests' MD5.
+    lea.password = PBKDF2PasswordHasher().encode("pw-Secret-123", "lea-salt")
+    lea.save(update_fields=["password"])
     page = browser_page
-    sign_in(page, live_server.url, "lea")
-    page.goto(live_server.url + "/exercises/tie-weights/")
+    requests = []
+    page.on("request", lambda request: requests.append(request.url))
+    sign_in(page, asgi_server, "lea")
+    page.goto(asgi_server + "/exercises/tie-weights/")
     page.screenshot(path=str(ARTIFACTS / "exercise.png"), full_page=True)
 
     submit_and_watch(page, WRONG, "failed")
     assert "copied wte instead of sharing it" in page.text_content("#checks")
     page.screenshot(path=str(ARTIFACTS / "submission-failed.png"), full_page=True)
 
-    page.goto(live_server.url + "/exercises/tie-weights/")
+    page.goto(asgi_server + "/exercises/tie-weights/")
     submit_and_watch(page, RIGHT, "passed")
     assert "FAIL" not in page.text_content("#checks")
     page.screenshot(path=str(ARTIFACTS / "submission-passed.png"), full_page=True)
+    # Pushed over the event stream: the page never polled the submission.
+    assert any(url.endswith("/events/") for url in requests)
+    polled = [u for u in requests if re.search(r"/api/v1/submissions/[\w-]+/$", u)]
+    assert polled == []
 
 
 LOOP = "def tie_weights(model):\n    while True:\n        pass\n"

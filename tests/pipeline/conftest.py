@@ -344,27 +344,36 @@ class Stack:
         self.workers.append(proc)
         return proc
 
-    def start_web(self, *, workers: int = 2, threads: int = 4, **env: str) -> str:
-        """A gunicorn web server on this stack, as deployed; returns its URL.
+    def start_web(
+        self, *, workers: int = 2, threads: int = 4, asgi: bool = False, **env: str
+    ) -> str:
+        """A gunicorn web server on this stack; returns its URL.
 
-        Stopped with the workers (stop_workers).
+        `asgi`: uvicorn workers on config.asgi, as deployed; otherwise the
+        threaded WSGI server (the SQLite test). Stopped with the workers.
         """
         port = free_port()
         log = open(tempfile.mktemp(prefix="web-", suffix=".log"), "w")  # noqa: SIM115
+        if asgi:
+            kind = ["config.asgi", "--worker-class", "uvicorn_worker.UvicornWorker"]
+        else:
+            kind = [
+                "config.wsgi",
+                "--worker-class",
+                "gthread",
+                "--threads",
+                str(threads),
+            ]
         proc = subprocess.Popen(
             [
                 PYTHON,
                 "-m",
                 "gunicorn",
-                "config.wsgi",
+                *kind,
                 "--bind",
                 f"127.0.0.1:{port}",
-                "--worker-class",
-                "gthread",
                 "--workers",
                 str(workers),
-                "--threads",
-                str(threads),
                 "--timeout",
                 "60",
             ],
