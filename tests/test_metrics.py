@@ -106,3 +106,38 @@ def test_only_the_token_or_this_host_reads_the_metrics(settings):
     wrong = elsewhere.get("/metrics", HTTP_AUTHORIZATION="Bearer nope")
     assert wrong.status_code == 403 and "token" in wrong.json()["detail"]
     assert scrape(elsewhere, HTTP_AUTHORIZATION="Bearer s3cret-metrics")
+
+
+def test_the_dashboard_charts_only_metrics_the_code_exports():
+    import json
+    import re
+
+    from config import metrics as web_metrics
+    from lms.metrics import ScoresCollector
+    from tests.conftest import PROJECT_ROOT
+
+    dashboard = json.loads(
+        (PROJECT_ROOT / "docs" / "grafana-dashboard.json").read_text()
+    )
+    charted = {
+        re.sub(r"_(bucket|total|count|sum)$", "", name)
+        for panel in dashboard["panels"]
+        for target in panel["targets"]
+        for name in re.findall(r"course_\w+", target["expr"])
+    }
+    exported = {
+        family.name
+        for collector in (
+            metrics.QueueCollector(),
+            metrics.LanesCollector(),
+            ScoresCollector(),
+        )
+        for family in collector.collect()
+    }
+    for module in (metrics, web_metrics):
+        exported |= {
+            getattr(value, "_name", None)
+            for value in vars(module).values()
+            if hasattr(value, "_name") and hasattr(value, "collect")
+        }
+    assert len(charted) >= 12 and charted <= exported, charted - exported

@@ -447,7 +447,12 @@ class WarmWorkers:
             stack = Stack(
                 database_url=self.database_url, redis_url=os.environ["REDIS_URL"]
             )
-            stack.start_worker(slots=slots, GRADER_BURST_SLOTS="0")
+            stack.metrics_port = free_port()  # the worker's /metrics (a test reads it)
+            stack.start_worker(
+                slots=slots,
+                GRADER_BURST_SLOTS="0",
+                GRADER_METRICS_PORT=str(stack.metrics_port),
+            )
             self.stacks[slots] = stack
         stack.wait_ready(stack.workers[0])
         return stack

@@ -106,6 +106,8 @@ def test_an_api_submission_is_graded_by_a_worker(
 ):
     make_user("alice")
     warm.ready(slots=2)
+    metrics_url = f"http://127.0.0.1:{warm.workers.stacks[2].metrics_port}/metrics"
+    before = worker_metrics(metrics_url)
     api = Api(live_server.url, "alice", "pw-Secret-123")
     code, created = api.call(
         "POST", "/api/v1/exercises/block-param-count/submissions/", {"code": RIGHT}
@@ -122,6 +124,30 @@ def test_an_api_submission_is_graded_by_a_worker(
     _, result = api.call("GET", f"/api/v1/submissions/{wrong['id']}/")
     assert result["status"] == "failed" and 0 <= result["score"] < 1
     assert any("13" in c["message"] for c in result["checks"] if not c["passed"])
+    # The worker serves its own metrics (GRADER_METRICS_PORT): both grades.
+    after = worker_metrics(metrics_url)
+    for status in ("passed", "failed"):
+        key = ("course_grades_total", (("status", status),))
+        assert after[key] - before.get(key, 0) == 1, status
+    light = (
+        "course_grade_seconds_count",
+        (("exercise", "block-param-count"), ("lane", "light")),
+    )
+    assert after[light] - before.get(light, 0) == 2
+    assert after[("course_grading_slots", ())] == 2
+
+
+def worker_metrics(url: str) -> dict:
+    """A worker's /metrics, parsed by prometheus-client: (name, labels) -> value."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    with urllib.request.urlopen(url, timeout=10) as response:
+        text = response.read().decode()
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
 
 
 def _running_pid(pk) -> int:
