@@ -35,8 +35,14 @@ def _start_grading(**kwargs) -> None:
         from grader.metrics import LanesCollector
 
         # This host's grades, crashes and slots, for Prometheus to scrape.
-        REGISTRY.register(LanesCollector())
-        start_http_server(settings.GRADER_METRICS_PORT)
+        # A port already taken costs the metrics, never the grading.
+        try:
+            start_http_server(settings.GRADER_METRICS_PORT)
+            REGISTRY.register(LanesCollector())
+        except OSError as exc:
+            log.warning(
+                "metrics not served on port %s: %s", settings.GRADER_METRICS_PORT, exc
+            )
     import threading
 
     def start() -> None:
