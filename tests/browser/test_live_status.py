@@ -8,6 +8,9 @@ running-and-cancel test on the test server (the WSGI stream)."""
 from __future__ import annotations
 
 import re
+import socket
+import time
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -60,8 +63,27 @@ def asgi_server(worker_stack):
         redis_url=settings.REDIS_URL,
         CELERY_QUEUE=settings.CELERY_TASK_DEFAULT_QUEUE,  # the warm worker's
     )
-    yield stack.start_web(asgi=True, workers=1, DEBUG="1")
+    # One stream per process, so the test can take the only one (below).
+    yield stack.start_web(asgi=True, workers=1, DEBUG="1", STREAM_MAX_PER_PROCESS="1")
     stack.stop_workers()
+
+
+def hold_the_stream(base: str, token: str, submission_id) -> socket.socket:
+    """Open an event stream and keep it: the server's only one (its cap)."""
+    url = urlsplit(base)
+    deadline = time.monotonic() + 30
+    while True:  # the page's ended stream frees its place a moment later
+        sock = socket.create_connection((url.hostname, url.port), timeout=10)
+        sock.sendall(
+            f"GET /api/v1/submissions/{submission_id}/events/ HTTP/1.1\r\n"
+            f"Host: {url.netloc}\r\nAuthorization: Token {token}\r\n"
+            "Accept: text/event-stream\r\n\r\n".encode()
+        )
+        if sock.recv(4096).startswith(b"HTTP/1.1 200"):
+            return sock
+        sock.close()
+        assert time.monotonic() < deadline, "the stream's place was never freed"
+        time.sleep(0.2)
 
 
 def submit_and_watch(page, code: str, expected: str) -> None:
@@ -105,6 +127,27 @@ def test_verdicts_appear_live_without_reloading(browser_page, asgi_server, make_
     assert any(url.endswith("/events/") for url in requests)
     polled = [u for u in requests if re.search(r"/api/v1/submissions/[\w-]+/$", u)]
     assert polled == []
+
+    # Past the server's cap the stream is refused (503, Retry-After) and the
+    # page polls instead: the verdict still appears without a reload.
+    from grader.models import Exercise, Submission
+    from quiz.core.api.tokens import token_issue
+
+    olga = make_user("olga")
+    waiting = Submission.objects.create(
+        user=olga, exercise=Exercise.objects.get(slug="tie-weights"), code="x",
+        seed=0, status="queued", lane="held",  # a lane no worker takes
+    )  # fmt: skip
+    held = hold_the_stream(asgi_server, token_issue(user=olga)[1], waiting.pk)
+    try:
+        requests.clear()
+        page.goto(asgi_server + "/exercises/tie-weights/")
+        submit_and_watch(page, RIGHT, "passed")
+    finally:
+        held.close()
+        Submission.objects.filter(pk=waiting.pk).update(status="cancelled")
+    polled = [u for u in requests if re.search(r"/api/v1/submissions/[\w-]+/$", u)]
+    assert polled and any(url.endswith("/events/") for url in requests)
 
 
 LOOP = "def tie_weights(model):\n    while True:\n        pass\n"
