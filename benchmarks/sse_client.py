@@ -62,6 +62,19 @@ async def open_stream(host: str, port: int, path: str, token: str) -> Stream:
     return stream
 
 
+def event_of(block: bytes) -> tuple[str, dict] | None:
+    """One block of a stream (what lies between blank lines) as (event, data);
+    None for a comment (a heartbeat) or the `retry:` line."""
+    fields = dict(
+        line.split(": ", 1)
+        for line in block.decode().splitlines()
+        if ": " in line and not line.startswith(":")
+    )
+    if "event" not in fields:
+        return None
+    return fields["event"], json.loads(fields["data"])
+
+
 async def follow(stream: Stream) -> None:
     """Read events until the server ends the stream (or it is closed)."""
     chunked = stream.headers.get("transfer-encoding") == "chunked"
@@ -74,20 +87,10 @@ async def follow(stream: Stream) -> None:
             buffer += data
             while b"\n\n" in buffer:
                 block, buffer = buffer.split(b"\n\n", 1)
-                fields = dict(
-                    line.split(": ", 1)
-                    for line in block.decode().splitlines()
-                    if ": " in line and not line.startswith(":")
-                )
-                if "event" in fields:
-                    stream.events.append(
-                        (
-                            time.monotonic(),
-                            fields["event"],
-                            json.loads(fields["data"]),
-                            time.time(),
-                        )
-                    )
+                event = event_of(block)
+                if event:
+                    name, data = event
+                    stream.events.append((time.monotonic(), name, data, time.time()))
                     stream.arrived.set()
     except (ConnectionError, asyncio.IncompleteReadError, OSError):
         pass

@@ -25,7 +25,6 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 
 import redis
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import connection
 from rest_framework.utils.encoders import JSONEncoder
@@ -46,14 +45,10 @@ def sse(event: str, data: dict) -> bytes:
 VOLATILE = ("server_time", "timings")  # change by themselves, every read
 
 
-def _closing(read: Callable[[], dict | None]) -> Callable[[], dict | None]:
-    def read_and_close() -> dict | None:
-        try:
-            return read()
-        finally:
-            connection.close()  # idle streams must not hold database connections
-
-    return read_and_close
+def _news(state: dict, last: dict | None) -> dict | None:
+    """The state without its volatile fields, if that differs from `last`."""
+    significant = {k: v for k, v in state.items() if k not in VOLATILE}
+    return significant if significant != last else None
 
 
 async def submission_stream_async(
@@ -62,7 +57,7 @@ async def submission_stream_async(
     """Events for one submission, waiting on the process's hub (ASGI)."""
     yield f"retry: {RECONNECT_MS}\n\n".encode()
     lifetime = settings.STREAM_SECONDS_ASGI
-    read_async = sync_to_async(_closing(read), thread_sensitive=False)
+    read_async = stream_hub.off_the_loop(read)
     try:
         hub = await stream_hub.hub()
     except (redis.RedisError, OSError):
@@ -77,10 +72,9 @@ async def submission_stream_async(
             state = await read_async()
             if state is None:
                 return
-            significant = {k: v for k, v in state.items() if k not in VOLATILE}
-            if significant != last:
+            if (news := _news(state, last)) is not None:
                 yield sse("status", state)
-                last, quiet_since = significant, time.monotonic()
+                last, quiet_since = news, time.monotonic()
             if state.get("terminal") or watch is None:
                 return
             watch.queued = state.get("status") == "queued"
@@ -126,10 +120,9 @@ def submission_stream(
             connection.close()  # idle streams must not hold database connections
             if state is None:
                 return
-            significant = {k: v for k, v in state.items() if k not in VOLATILE}
-            if significant != last:
+            if (news := _news(state, last)) is not None:
                 yield sse("status", state)
-                last, quiet_since = significant, time.monotonic()
+                last, quiet_since = news, time.monotonic()
             if state.get("terminal") or pubsub is None:
                 return
             remaining = deadline - time.monotonic()

@@ -5,6 +5,7 @@ Each read takes a fixed number of queries, whatever the learner's history.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -56,6 +57,39 @@ def submission_get(*, user, submission_id) -> Submission:
     return submissions_visible_to(user).get(pk=submission_id)
 
 
+def submission_queue_places(watched: dict[str, int]) -> dict[str, tuple[int, bool]]:
+    """Queue position and "waits behind its own" of queued submissions, one query.
+
+    `watched` maps submission id (text) -> its learner's id; a submission no
+    longer queued is absent. Only a learner's own rows count, those created
+    strictly earlier: see submission_queue_position and
+    submission_waits_behind_own, which ask this for one submission. The
+    event streams ask it for all they watch at once (grader.stream_hub).
+    """
+    rows = list(
+        Submission.objects.filter(
+            user_id__in=set(watched.values()), status__in=Submission.OUTSTANDING
+        ).values_list("pk", "user_id", "status", "created_at")
+    )
+    by_user = defaultdict(list)
+    for _pk, user_id, status, created in rows:
+        by_user[user_id].append((status, created))
+    places = {}
+    for pk, user_id, status, created in rows:
+        if str(pk) in watched and status == Submission.Status.QUEUED:
+            earlier = [s for s, at in by_user[user_id] if at < created]
+            queued = sum(s == Submission.Status.QUEUED for s in earlier)
+            places[str(pk)] = (queued + 1, bool(earlier))
+    return places
+
+
+def _place(submission: Submission) -> tuple[int, bool] | None:
+    if submission.status != Submission.Status.QUEUED:
+        return None
+    key = str(submission.pk)
+    return submission_queue_places({key: submission.user_id}).get(key)
+
+
 def submission_queue_position(submission: Submission) -> int | None:
     """The submission's place among its owner's own queued submissions.
 
@@ -65,14 +99,8 @@ def submission_queue_position(submission: Submission) -> int | None:
     when a classmate is working). With SUBMISSION_MAX_OUTSTANDING per learner
     it is a small number that says which of your submissions goes first.
     """
-    if submission.status != Submission.Status.QUEUED:
-        return None
-    ahead = Submission.objects.filter(
-        user_id=submission.user_id,
-        status=Submission.Status.QUEUED,
-        created_at__lt=submission.created_at,
-    ).count()
-    return ahead + 1
+    place = _place(submission)
+    return place[0] if place else None
 
 
 def submission_waits_behind_own(submission: Submission) -> bool:
@@ -81,13 +109,8 @@ def submission_waits_behind_own(submission: Submission) -> bool:
     Such a submission waits for its learner's own line, not for a free
     grader: one learner never holds two grading slots.
     """
-    if submission.status != Submission.Status.QUEUED:
-        return False
-    return Submission.objects.filter(
-        user_id=submission.user_id,
-        status__in=Submission.OUTSTANDING,
-        created_at__lt=submission.created_at,
-    ).exists()
+    place = _place(submission)
+    return bool(place and place[1])
 
 
 @dataclass(frozen=True)

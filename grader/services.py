@@ -42,6 +42,20 @@ class CancelRefused(Exception):  # noqa: N818 - reads as what happened
         )
 
 
+def code_problem(code: str) -> str | None:
+    """Why the grader would refuse this code, or None (also asked when a quiz
+    saves a code answer, before it reaches the grader)."""
+    # The engine words it, so `course check` refuses the same code the same way.
+    too_big = code_size_problem(code_size(code), settings.SUBMISSION_MAX_BYTES)
+    if too_big:
+        return too_big
+    if "\x00" in code:
+        return "the code contains a NUL character"
+    if db_text_clean(code) != code:
+        return "the code contains an invalid character (a lone UTF-16 surrogate)"
+    return None
+
+
 def submission_create(*, user, exercise: Exercise, code: str) -> Submission:
     """Save a queued submission, then send its task once the row is committed.
 
@@ -50,16 +64,9 @@ def submission_create(*, user, exercise: Exercise, code: str) -> Submission:
     submissions (SUBMISSION_MAX_OUTSTANDING) hold whichever way code arrives:
     SubmissionThrottled (with retry_after) when either says no.
     """
-    # The engine words it, so `course check` refuses the same code the same way.
-    too_big = code_size_problem(code_size(code), settings.SUBMISSION_MAX_BYTES)
-    if too_big:
-        raise SubmissionRejected(too_big)
-    if "\x00" in code:
-        raise SubmissionRejected("the code contains a NUL character")
-    if db_text_clean(code) != code:
-        raise SubmissionRejected(
-            "the code contains an invalid character (a lone UTF-16 surrogate)"
-        )
+    problem = code_problem(code)
+    if problem:
+        raise SubmissionRejected(problem)
     rate_take(user_id=user.pk)
     with transaction.atomic():
         outstanding_check(

@@ -30,10 +30,6 @@ class StreamRefused(Exception):  # noqa: N818 - reads as what happened
         self.status, self.cap, self.retry_after = status, cap, retry_after
 
 
-def open_streams() -> int:
-    return _open
-
-
 def _learner_key(user_id: int) -> str:
     return f"{settings.CELERY_TASK_DEFAULT_QUEUE}:streams:{user_id}"
 

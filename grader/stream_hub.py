@@ -26,7 +26,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import connection
 
-from grader.models import Submission
+from grader.selectors import submission_queue_places
 
 log = logging.getLogger(__name__)
 QUEUE_REFRESH_SECONDS = 1.0
@@ -44,35 +44,17 @@ class Watch:
     place: tuple | None = None  # (queue position, behind own) last sent
 
 
-def queue_places(watched: dict[str, int]) -> dict[str, tuple]:
-    """Queue position and "behind your own" of watched submissions, one query.
+def off_the_loop(fn):
+    """`fn` run in the executor's threads, giving its database connection back
+    when done: a thread between ticks, or a stream between reads, holds none."""
 
-    `watched` maps submission id -> its learner; a submission no longer
-    queued is absent. The same rule as selectors.submission_queue_position
-    and submission_waits_behind_own, for many submissions at once.
-    """
-    try:
-        rows = list(
-            Submission.objects.filter(
-                user_id__in=set(watched.values()), status__in=Submission.OUTSTANDING
-            ).values_list("pk", "user_id", "status", "created_at")
-        )
-    finally:
-        connection.close()  # an executor thread keeps no connection between ticks
-    by_user = defaultdict(list)
-    for pk, user_id, status, created in rows:
-        by_user[user_id].append((created, str(pk), status))
-    places = {}
-    for user_rows in by_user.values():
-        user_rows.sort()
-        queued_ahead, outstanding_ahead = 0, 0
-        for _created, pk, status in user_rows:
-            if status == Submission.Status.QUEUED:
-                if pk in watched:
-                    places[pk] = (queued_ahead + 1, outstanding_ahead > 0)
-                queued_ahead += 1
-            outstanding_ahead += 1
-    return places
+    def run(*args):
+        try:
+            return fn(*args)
+        finally:
+            connection.close()
+
+    return sync_to_async(run, thread_sensitive=False)
 
 
 class Hub:
@@ -81,12 +63,7 @@ class Hub:
     def __init__(self) -> None:
         self.watches: dict[str, set[Watch]] = defaultdict(set)
         self.subscribed = asyncio.Event()
-        self.refreshes = 0  # queue refresh queries run (for the benchmark)
         self._tasks: list[asyncio.Task] = []
-
-    @property
-    def open(self) -> int:
-        return sum(len(w) for w in self.watches.values())
 
     def watch(self, submission_id, user_id: int) -> Watch:
         watch = Watch(str(submission_id), user_id)
@@ -146,7 +123,7 @@ class Hub:
             await asyncio.sleep(RETRY_SECONDS)
 
     async def _refresh_queue(self) -> None:
-        read = sync_to_async(queue_places, thread_sensitive=False)
+        read = off_the_loop(submission_queue_places)
         while True:
             await asyncio.sleep(QUEUE_REFRESH_SECONDS)
             queued = [w for g in self.watches.values() for w in g if w.queued]
@@ -157,7 +134,6 @@ class Hub:
             except Exception:  # the database is down: streams stay as they are
                 log.exception("stream hub: queue refresh failed")
                 continue
-            self.refreshes += 1
             for watch in queued:
                 if places.get(watch.submission_id) != watch.place:
                     watch.changed.set()
@@ -185,8 +161,3 @@ async def hub() -> Hub:
         except TimeoutError:
             raise redis.TimeoutError("Redis did not confirm the subscription") from None
     return current
-
-
-def open_here() -> int:
-    """Streams open in this process's hubs (the metrics read it)."""
-    return sum(h.open for h in list(_hubs.values()))

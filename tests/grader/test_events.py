@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 
@@ -12,6 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from benchmarks.sse_client import event_of
 from grader import events
 from grader.models import Submission
 
@@ -31,13 +31,8 @@ def read_events(response, until=None):
         buffer += chunk
         while b"\n\n" in buffer:
             block, buffer = buffer.split(b"\n\n", 1)
-            fields = dict(
-                line.split(": ", 1)
-                for line in block.decode().splitlines()
-                if ": " in line and not line.startswith(":")
-            )
-            if "event" in fields:
-                event = (fields["event"], json.loads(fields["data"]))
+            event = event_of(block)
+            if event:
                 yield event
                 if until and until(event):
                     return

@@ -20,15 +20,17 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
-from grading_engine.source import code_size, code_size_problem
 
 from grader.models import Exercise, Submission
-from grader.services import SubmissionRejected, SubmissionThrottled, submission_create
-from quiz.core.db_text import db_text_clean
+from grader.services import (
+    SubmissionRejected,
+    SubmissionThrottled,
+    code_problem,
+    submission_create,
+)
 from quiz.teaching.quizzes.models import Quiz, QuizAttempt, QuizCodeAnswer
 from quiz.teaching.quizzes.policy import feedback_open
 
@@ -44,11 +46,9 @@ def clean_code(value) -> str:
     """Code as stored, or ValueError saying what the grader would refuse."""
     if not isinstance(value, str):
         raise ValueError("Write Python code (text).")
-    too_big = code_size_problem(code_size(value), settings.SUBMISSION_MAX_BYTES)
-    if too_big:
-        raise ValueError(too_big[0].upper() + too_big[1:] + ".")
-    if "\x00" in value or db_text_clean(value) != value:
-        raise ValueError("The code contains a character Python source cannot hold.")
+    problem = code_problem(value)
+    if problem:
+        raise ValueError(problem[0].upper() + problem[1:] + ".")
     return value
 
 
@@ -124,11 +124,13 @@ def code_sweep(now: datetime | None = None) -> int:
     throttled earlier. The filter is a superset; code_release decides.
     """
     now = now or timezone.now()
-    submitted = Q(state=QuizAttempt.State.SUBMITTED)
+    opened = (
+        ~Q(quiz__feedback=Quiz.Feedback.AFTER_CLOSE)
+        | Q(preview=True)
+        | Q(quiz__closes_at__lte=now)
+    )
     candidates = QuizAttempt.objects.filter(code_waiting=True).filter(
-        (submitted & ~Q(quiz__feedback=Quiz.Feedback.AFTER_CLOSE))
-        | (submitted & Q(preview=True))
-        | (submitted & Q(quiz__closes_at__lte=now))
+        (Q(state=QuizAttempt.State.SUBMITTED) & opened)
         | Q(
             state=QuizAttempt.State.IN_PROGRESS,
             preview=False,
@@ -152,7 +154,7 @@ def code_rows(attempt: QuizAttempt) -> dict[int, QuizCodeAnswer]:
 def row_fraction(row: QuizCodeAnswer | None) -> float:
     """What a code answer counts for now: its verdict's score, 0 until then."""
     if row is None or row.submission is None:
-        return 0.0 if row is None or row.fraction is None else row.fraction
+        return 0.0  # not sent yet, or refused by the grader
     submission = row.submission
     if submission.status in Submission.TERMINAL and submission.score is not None:
         return float(submission.score)
