@@ -574,6 +574,10 @@ def _(v):
     slips = {m.diagnosis: value for m, value in v.wrong}
     assert slips["forgot-master-weights"] == passes + state["fp32 moments"]
     assert slips["states-in-bf16"] == passes + state["bf16 moments"]
+    one_moment = state["fp32 moments"] // 2  # Adam keeps two; the slip adds one
+    assert slips["adam-three-buffers"] == (
+        passes + state["fp32 master"] + state["fp32 moments"] + one_moment
+    )
     return passes + state["fp32 master"] + state["fp32 moments"]
 
 
@@ -603,9 +607,19 @@ def _(v):
 def _(v):
     p = v.params
     t, d = p["seq_len"], p["n_embd"]
+    # the prompt's model: a context of seq_len positions, read in full
     model = meta_gpt(p["vocab_size"], t, p["n_layer"], d, tied=True, n_head=d // 64)
-    total, _per_op = forward_flops(model, ids(1, t))
+    total, per_op = forward_flops(model, ids(1, t))
     assert total % t == 0
+    # the misconceptions are what their diagnoses say: the attention products
+    # are the bmm calls, the bias-free head the one plain mm
+    attention, head = per_op["aten.bmm"] // t, per_op["aten.mm"] // t
+    assert head == 2 * model.lm_head.weight.numel()
+    slips = {m.diagnosis: value for m, value in v.wrong}
+    assert slips["counted-all-parameters"] == 2 * count(model.parameters())
+    assert slips["forgot-lm-head"] == total // t - head
+    assert slips["forgot-attention"] == total // t - attention
+    assert slips["attention-half"] == total // t - attention // 2
     return total // t
 
 
@@ -736,13 +750,19 @@ def _(v):
     def first_step(optimizer, **kwargs):
         weight = torch.tensor([p["value"]], dtype=torch.float64, requires_grad=True)
         weight.grad = torch.zeros_like(weight)
-        optimizer([weight], lr=p["lr"], weight_decay=p["weight_decay"], **kwargs).step()
+        kwargs = {"weight_decay": p["weight_decay"], **kwargs}
+        optimizer([weight], lr=p["lr"], **kwargs).step()
         return weight.item()
 
-    # the L2 misconception is what plain Adam's weight_decay does
     absolute, relative = variants.tolerance(SPECS["adamw-decay-step"])
-    l2 = dict((m.diagnosis, value) for m, value in v.wrong)["l2-not-decoupled"]
-    assert within(Decimal(str(first_step(torch.optim.Adam))), l2, absolute, relative)
+    slips = dict((m.diagnosis, value) for m, value in v.wrong)
+    # the L2 misconception is what plain Adam's weight_decay does (its eps
+    # aside: the slip is the step by hand, lr in the gradient's sign)
+    l2 = first_step(torch.optim.Adam, eps=0.0)
+    assert within(Decimal(str(l2)), slips["l2-not-decoupled"], absolute, relative)
+    # "no change" is the step with no decay at all: Adam, weight_decay 0
+    kept = first_step(torch.optim.Adam, weight_decay=0.0)
+    assert within(Decimal(str(kept)), slips["zero-grad-no-change"], absolute, relative)
     return first_step(torch.optim.AdamW)
 
 

@@ -687,6 +687,7 @@ def forward_flops_per_token(vocab_size, n_layer, n_embd, seq_len, **_):
 
 @answer
 def forward_flops_per_token_2n(vocab_size, n_layer, n_embd, seq_len, **_):
+    # the template's model has a context of seq_len positions (wpe's rows)
     return 2 * f.gpt2_params(vocab_size, seq_len, n_layer, n_embd)
 
 
@@ -900,6 +901,12 @@ def adamw_zero_grad_step(lr, weight_decay, value, **_):
 @answer
 def adamw_zero_grad_step_without_lr(weight_decay, value, **_):
     return value * (1 - weight_decay)
+
+
+@answer
+def adamw_zero_grad_no_change(value, **_):
+    # as if the decay only acted through the gradient
+    return value
 
 
 @answer

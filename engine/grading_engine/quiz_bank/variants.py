@@ -14,6 +14,13 @@ A spec is the YAML mapping of content/quiz-templates/<slug>.yaml:
 
 The same seed always draws the same parameters (random.Random seeded with
 text is stable across processes and Python versions 3.2+).
+
+A draw whose answers would be ambiguous is drawn again, from the same
+generator: a misconception's value within the tolerance of the key (a
+wrong method graded right) or of another misconception's (a wrong answer
+given the wrong diagnosis), or, in a choice template, two options that read
+the same. A seed whose first draw is clear keeps it, so what a stored seed
+draws only changes when that draw was ambiguous.
 """
 
 from __future__ import annotations
@@ -22,10 +29,16 @@ import math
 import random
 import string
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from .answers import ANSWERS
+from .numbers import within
 
 KINDS = ("numeric", "choice")
+# Draws a seed may take to find clear parameters; past this (a template
+# that is nearly all ambiguous, which the template tests refuse) the first
+# draw stands.
+MAX_DRAWS = 100
 _TOP_KEYS = {
     "slug",
     "title",
@@ -163,15 +176,24 @@ def tolerance(spec: dict) -> tuple[float, float]:
 
 
 def show(value) -> str:
-    """An answer as a learner reads it: 124,439,808; 0.5; (2, 12, 10, 64)."""
+    """An answer as a learner reads it: 124,439,808; 0.5; (2, 12, 10, 64).
+
+    Whole numbers, and any number from a million up (a count that large
+    reads as a whole number), take digit groups: 1,414,213,562,373. Other
+    numbers read exactly when ten significant digits hold them (0.2499975),
+    else to six (0.731059), or more when six would make a fraction look
+    whole (0.999999998, never 1).
+    """
     if isinstance(value, bool):
         return str(value)
     if isinstance(value, int):
         return f"{value:,}"
     if isinstance(value, float):
-        if value.is_integer() and abs(value) < 1e15:
-            return f"{int(value):,}"
-        return f"{value:,.6g}" if abs(value) < 1e15 else f"{value:.6g}"
+        if not math.isfinite(value) or abs(value) >= 1e15:
+            return f"{value:.6g}"
+        if value.is_integer() or abs(value) >= 1e6:
+            return f"{round(value):,}"
+        return _fraction(value)
     if isinstance(value, tuple):
         return (
             "(" + ", ".join(str(v) for v in value) + (",)" if len(value) == 1 else ")")
@@ -179,12 +201,85 @@ def show(value) -> str:
     return str(value)
 
 
+def _fraction(value: float) -> str:
+    for digits in range(6, 11):  # exactly, if it is a short decimal
+        text = f"{value:,.{digits}g}"
+        if math.isclose(float(text.replace(",", "")), value, rel_tol=1e-14):
+            return text
+    for digits in range(6, 16):  # else rounded, but never to a whole number
+        text = f"{value:,.{digits}g}"
+        if "." in text or "e" in text:
+            return text
+    return text
+
+
+def _number(value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _decimal(value) -> Decimal:
+    return Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+
+
+def _clash(a, b, absolute: float, relative: float) -> bool:
+    """Whether a is within the tolerance of b or b of a (or both read alike)."""
+    if _number(a) and _number(b):
+        scale = max(abs(a), abs(b))
+        if abs(a - b) > 1.01 * max(absolute, relative * scale) + 1e-12 * scale:
+            return False  # clearly apart, whatever the float rounding
+        return within(_decimal(a), b, absolute, relative) or within(
+            _decimal(b), a, absolute, relative
+        )
+    return show(a) == show(b)
+
+
+def _answers(
+    spec: dict, params: dict
+) -> tuple[object, list[tuple[Misconception, object]]]:
+    key = ANSWERS[spec["answer"]](**params)
+    wrong = [
+        (
+            Misconception(m["answer"], m.get("diagnosis", ""), m["says"]),
+            ANSWERS[m["answer"]](**params),
+        )
+        for m in _misc(spec)
+    ]
+    return key, wrong
+
+
+def clashes(spec: dict, params: dict) -> list[str]:
+    """Why `params` are never drawn from a checked spec; [] if they may be.
+
+    Numeric: no misconception's value within the tolerance of the key or of
+    another misconception's (either way round). Choice: every option reads
+    differently.
+    """
+    key, wrong = _answers(spec, params)
+    named = [("the answer", key), *((m.answer, value) for m, value in wrong)]
+    numeric = spec["kind"] != "choice"
+    absolute, relative = tolerance(spec) if numeric else (0.0, 0.0)
+    found = []
+    for i, (name_a, a) in enumerate(named):
+        for name_b, b in named[i + 1 :]:
+            if _clash(a, b, absolute, relative) if numeric else show(a) == show(b):
+                found.append(f"{name_b} ({show(b)}) reads as {name_a} ({show(a)})")
+    return found
+
+
 def draw(spec: dict, seed: str | int) -> dict:
-    """The parameters `seed` draws: one value per parameter, in spec order."""
+    """The parameters `seed` draws: one value per parameter, in spec order,
+    drawn again from the same generator while they clash (see `clashes`).
+    The first draw stands if MAX_DRAWS draws all clash."""
     rng = random.Random(f"{spec['slug']}:{seed}")
-    return {
-        name: rng.choice(_values(name, rule)) for name, rule in spec["params"].items()
-    }
+    grid = [(name, _values(name, rule)) for name, rule in spec["params"].items()]
+    first = None
+    for _ in range(MAX_DRAWS):
+        params = {name: rng.choice(values) for name, values in grid}
+        if first is None:
+            first = params
+        if not clashes(spec, params):
+            return params
+    return first
 
 
 def _fill(text: str, values: dict) -> str:
@@ -194,14 +289,7 @@ def _fill(text: str, values: dict) -> str:
 def render(spec: dict, seed: str | int) -> Variant:
     """The variant `seed` draws from a checked spec."""
     params = draw(spec, seed)
-    key = ANSWERS[spec["answer"]](**params)
-    wrong = [
-        (
-            Misconception(m["answer"], m.get("diagnosis", ""), m["says"]),
-            ANSWERS[m["answer"]](**params),
-        )
-        for m in _misc(spec)
-    ]
+    key, wrong = _answers(spec, params)
     options: list[str] = []
     correct = None
     if spec["kind"] == "choice":
