@@ -22,6 +22,7 @@ from grader.submission_limits import SubmissionThrottled as SubmissionThrottled
 from grader.submission_limits import outstanding_check, rate_take
 from grader.tasks import wake_on_commit
 from quiz.core.db_text import db_text_clean
+from quiz.core.exam_mode import exercise_check
 
 Status = Submission.Status
 
@@ -56,14 +57,21 @@ def code_problem(code: str) -> str | None:
     return None
 
 
-def submission_create(*, user, exercise: Exercise, code: str) -> Submission:
+def submission_create(
+    *, user, exercise: Exercise, code: str, for_quiz: bool = False
+) -> Submission:
     """Save a queued submission, then send its task once the row is committed.
 
     Every client (API, HTML form, scripts) comes through here, so the rate
     (SUBMISSION_RATE) and the cap on a learner's queued and running
     submissions (SUBMISSION_MAX_OUTSTANDING) hold whichever way code arrives:
-    SubmissionThrottled (with retry_after) when either says no.
+    SubmissionThrottled (with retry_after) when either says no. ExamLocked
+    while the learner sits a quiz that holds this exercise (its checks would
+    answer the quiz), unless the quiz itself sends the code (`for_quiz`,
+    once its feedback policy opens).
     """
+    if not for_quiz:
+        exercise_check(user, exercise.slug, "Submitting to this exercise")
     problem = code_problem(code)
     if problem:
         raise SubmissionRejected(problem)

@@ -15,6 +15,7 @@ from grader import check_feedback, selectors, services
 from grader.budgets import exercise_budget
 from grader.exercise_notes import exercise_notes
 from grader.models import Exercise, Submission
+from quiz.core.exam_mode import ExamLocked, exercise_check
 
 EDITOR_JS = "vendor/editor.js"
 
@@ -41,8 +42,18 @@ def exercise_index(request):
     )
 
 
+def _exam_locked(request, lock: ExamLocked):
+    """Exam mode's 403: the page says why and when it opens again."""
+    return render(request, "quiz/exam_locked.html", {"message": str(lock)}, status=403)
+
+
 def exercise_detail(request, slug: str):
     exercise = _exercise_or_404(slug)
+    try:
+        # Its reference solution, checks and past code would answer the quiz.
+        exercise_check(request.user, exercise.slug, "This exercise")
+    except ExamLocked as lock:
+        return _exam_locked(request, lock)
     last = selectors.last_attempt(user=request.user, exercise=exercise)
     # "Try again" resumes from the learner's last attempt, not the starter.
     code = last.code if last else exercise.starter
@@ -124,11 +135,16 @@ def submission_detail(request, submission_id):
     except (Submission.DoesNotExist, ValidationError):
         raise Http404("No such submission.") from None
     exercise = submission.exercise
+    own = submission.user_id == request.user.pk
+    if own:
+        try:
+            exercise_check(request.user, exercise.slug, "This submission's feedback")
+        except ExamLocked as lock:
+            return _exam_locked(request, lock)
     checks = check_feedback.checks_for_display(
         checks=submission.checks, fallback_lesson=exercise.lesson
     )
     budget = submission.time_budget_seconds or exercise_budget(exercise).seconds
-    own = submission.user_id == request.user.pk
     solution = selectors.solution_access(user=request.user, exercise=exercise)
     # Hints follow the owner's attempts; an instructor reading it sees all.
     hints = check_feedback.hint_level(

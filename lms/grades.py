@@ -21,7 +21,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 from pylti1p3.assignments_grades import AssignmentsGradesService
 from pylti1p3.exception import LtiException, LtiServiceException
@@ -32,9 +32,9 @@ from requests import RequestException
 
 from lms.models import LineItem, LmsAccount, LmsCourse, ScoreDelivery, ScoreSync
 from lms.tool import TimeoutSession, tool_key
-from quiz.teaching.assignments.gradebook import percent
+from quiz.teaching.assignments.gradebook import percent, quiz_column
 from quiz.teaching.assignments.scoring import assignment_scores, quiz_scores
-from quiz.teaching.models import Assignment
+from quiz.teaching.models import Assignment, AssignmentItem
 from quiz.teaching.quizzes.models import Quiz
 
 SCORE_MAXIMUM = 100.0
@@ -104,8 +104,17 @@ def learner_scores_refresh(user_id: int) -> list[int]:
             *Assignment.objects.filter(
                 cohort=course.cohort, archived_at__isnull=True, opens_at__lte=now
             ),
+            # A quiz an assignment holds goes inside that assignment's
+            # score: one LMS column per quiz, not two.
             *Quiz.objects.filter(
-                cohort=course.cohort, archived_at__isnull=True, opens_at__lte=now
+                ~Exists(
+                    AssignmentItem.objects.filter(
+                        quiz=OuterRef("pk"), assignment__archived_at__isnull=True
+                    )
+                ),
+                cohort=course.cohort,
+                archived_at__isnull=True,
+                opens_at__lte=now,
             ),
         ]
         for source in sources:
@@ -117,7 +126,8 @@ def learner_scores_refresh(user_id: int) -> list[int]:
 
 def _score(source: Assignment | Quiz, user_id: int, username: str) -> float:
     """The learner's score (0-1) as the gradebook shows it: an assignment's,
-    or a quiz's own (0 without a submitted attempt)."""
+    or a quiz's own (0 without a submitted attempt whose feedback policy has
+    released its score: quizzes.policy)."""
     if isinstance(source, Quiz):
         return quiz_scores([source], [user_id])[(user_id, source.pk)] or 0.0
     return assignment_scores(source, [(user_id, username)])[0].score
@@ -194,7 +204,7 @@ def line_item_for(course: LmsCourse, source: Assignment | Quiz, ags) -> str:
     if known.exists():
         return known.get().url
     if isinstance(source, Quiz):
-        wanted = line_item_spec(quiz_id=source.pk, title=source.title)
+        wanted = line_item_spec(quiz_id=source.pk, title=quiz_column(source))
         ends = source.closes_at
     else:
         wanted = line_item_spec(assignment_id=source.pk, title=source.title)

@@ -10,7 +10,12 @@ from django.http import JsonResponse, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import renderers, status
-from rest_framework.exceptions import NotFound, Throttled, ValidationError
+from rest_framework.exceptions import (
+    NotFound,
+    PermissionDenied,
+    Throttled,
+    ValidationError,
+)
 from rest_framework.response import Response
 
 from grader import live, selectors, services, stream_caps
@@ -20,6 +25,7 @@ from grader.api.gradescope import submission_gradescope
 from grader.models import Exercise, Submission
 from quiz.content.diagnoses import diagnosis_list
 from quiz.core.api.base import ApiView
+from quiz.core.exam_mode import ExamLocked, exercise_check
 
 
 class GraderApiView(ApiView):
@@ -37,6 +43,14 @@ def _exercise_or_404(slug: str) -> Exercise:
         return selectors.exercise_get(slug=slug)
     except Exercise.DoesNotExist:
         raise NotFound(f"No exercise named {slug!r}.") from None
+
+
+def _exam_open(user, slug: str, what: str) -> None:
+    """403 while exam mode holds this exercise (quiz.core.exam_mode)."""
+    try:
+        exercise_check(user, slug, what)
+    except ExamLocked as exc:
+        raise PermissionDenied(str(exc)) from None
 
 
 class ExerciseListView(GraderApiView):
@@ -57,6 +71,9 @@ class ExerciseDetailView(GraderApiView):
     @extend_schema(
         responses={
             200: s.ExerciseDetailSerializer,
+            403: OpenApiResponse(
+                description="Exam mode: part of a quiz you are sitting"
+            ),
             404: OpenApiResponse(description="Unknown exercise"),
             409: OpenApiResponse(
                 description="The client's grading engine (X-Course-Engine) is "
@@ -67,6 +84,7 @@ class ExerciseDetailView(GraderApiView):
     )
     def get(self, request, slug: str):
         exercise = _exercise_or_404(slug)
+        _exam_open(request.user, exercise.slug, "This exercise")
         mismatch = engine_mismatch(request)
         if mismatch:
             # Its local checks would not be the server's: say what to install.
@@ -105,6 +123,9 @@ class SubmissionCreateView(GraderApiView):
         responses={
             202: s.SubmissionCreatedSerializer,
             400: OpenApiResponse(description="Invalid code"),
+            403: OpenApiResponse(
+                description="Exam mode: part of a quiz you are sitting"
+            ),
             404: OpenApiResponse(description="Unknown exercise"),
             413: OpenApiResponse(description="Body too large"),
             429: OpenApiResponse(description="Too many submissions"),
@@ -119,6 +140,8 @@ class SubmissionCreateView(GraderApiView):
             submission = services.submission_create(
                 user=request.user, exercise=exercise, code=data.validated_data["code"]
             )
+        except ExamLocked as exc:
+            raise PermissionDenied(str(exc)) from None
         except services.SubmissionThrottled as exc:
             # DRF adds the Retry-After header and "Expected available in N s".
             raise Throttled(
@@ -135,10 +158,17 @@ class SubmissionCreateView(GraderApiView):
 
 
 def _submission_or_404(request, submission_id) -> Submission:
+    """The submission, 404 if not visible; 403 while exam mode holds its
+    exercise for its own learner (its checks would show a quiz's answer)."""
     try:
-        return selectors.submission_get(user=request.user, submission_id=submission_id)
+        submission = selectors.submission_get(
+            user=request.user, submission_id=submission_id
+        )
     except (Submission.DoesNotExist, DjangoValidationError):
         raise NotFound("No such submission.") from None
+    if submission.user_id == request.user.pk:
+        _exam_open(request.user, submission.exercise.slug, "This submission's feedback")
+    return submission
 
 
 def _submission_data(submission: Submission, request) -> dict:

@@ -1,5 +1,5 @@
 """Admin authoring of course content: sections, lessons, self-checks, figures,
-diagnoses."""
+diagnoses, question templates and quiz-only questions."""
 
 from django import forms
 from django.contrib import admin
@@ -20,7 +20,15 @@ from quiz.content.models import (
     Lesson,
     Question,
     QuestionTemplate,
+    QuizQuestion,
     Section,
+)
+from quiz.content.quiz_questions import (
+    QuizQuestionInvalid,
+    check,
+    missing_diagnoses,
+    spec_from_fields,
+    values_of,
 )
 from quiz.content.tree import question_problem
 from quiz.core.audit import AuditedAdminMixin
@@ -57,6 +65,64 @@ class QuestionForm(ContentForm):
         problem = question_problem(item)
         if problem and kind and cleaned.get("prompt"):
             raise forms.ValidationError(f"This {kind} question: {problem}.")
+        return cleaned
+
+
+class QuizQuestionForm(ContentForm):
+    """Hold a quiz-only question to the loader's rules (quiz_questions.check),
+    so what the admin saves exports to a file that loads back the same."""
+
+    # Where a problem with a file key shows on the form.
+    _FIELDS = {
+        "slug": "slug",
+        "title": "title",
+        "section": "section",
+        "lessons": "lessons",
+        "kind": "kind",
+        "prompt": "prompt",
+        "choices": "choices",
+        "tolerance": "tolerance",
+        "explanation": "explanation",
+        "misconceptions": "misconceptions",
+    }
+
+    def clean(self):
+        cleaned = super().clean()
+        section = cleaned.get("section")
+        if self.errors or section is None:
+            return cleaned  # the fields' own errors come first
+        kind = cleaned.get("kind")
+        spec = spec_from_fields(
+            slug=cleaned.get("slug"),
+            title=cleaned.get("title"),
+            section=section.slug,
+            lessons=[lesson.slug for lesson in cleaned.get("lessons") or []],
+            kind=kind,
+            prompt=cleaned.get("prompt"),
+            choices=cleaned.get("choices"),
+            correct_choice=cleaned.get("correct_choice"),
+            numeric_answer=cleaned.get("numeric_answer"),
+            tolerance=cleaned.get("tolerance"),
+            relative_tolerance=cleaned.get("relative_tolerance"),
+            explanation=cleaned.get("explanation") or "",
+            misconceptions=cleaned.get("misconceptions") or [],
+        )
+        try:
+            spec = check(spec)
+        except QuizQuestionInvalid as exc:
+            field = self._FIELDS.get(exc.key or "")
+            if exc.key == "answer":
+                field = "correct_choice" if kind == "choice" else "numeric_answer"
+            raise forms.ValidationError(
+                {field: str(exc)} if field in self.fields else str(exc)
+            ) from None
+        missing = missing_diagnoses(spec)
+        if missing:
+            raise forms.ValidationError(
+                {"misconceptions": f"No such {', '.join(missing)}."}
+            )
+        # Store what a load of its exported file would store.
+        cleaned.update(values_of(spec))
         return cleaned
 
 
@@ -205,3 +271,43 @@ class QuestionTemplateAdmin(AuditedAdminMixin, admin.ModelAdmin):
     search_fields = ["slug", "title"]
     filter_horizontal = ["lessons"]
     readonly_fields = ["source_path", "updated_at"]
+
+
+@admin.register(QuizQuestion)
+class QuizQuestionAdmin(AuditedAdminMixin, MarkdownPreviewMixin, admin.ModelAdmin):
+    """A question only quizzes show, checked as load_content checks its file."""
+
+    form = QuizQuestionForm
+    list_display = ["slug", "title", "section", "kind", "updated_at"]
+    list_filter = ["section", "kind"]
+    list_select_related = ["section"]
+    search_fields = ["slug", "title", "prompt"]
+    filter_horizontal = ["lessons"]
+    readonly_fields = ["source_path", "updated_at"]
+    markdown_fields = ("prompt", "explanation")
+    fieldsets = [
+        (None, {"fields": ["slug", "title", "section", "lessons", "kind", "prompt"]}),
+        (
+            "Answer",
+            {
+                "fields": [
+                    "choices",
+                    "correct_choice",
+                    "numeric_answer",
+                    "tolerance",
+                    "relative_tolerance",
+                    "explanation",
+                ]
+            },
+        ),
+        (
+            "Misconceptions",
+            {
+                "fields": ["misconceptions"],
+                "description": 'Named wrong answers, as JSON: [{"choice": 1, '
+                '"diagnosis": "counted-head-twice", "says": "counted the tied '
+                'head twice"}] ("answer": a number for a numeric question).',
+            },
+        ),
+        ("Source", {"fields": ["source_path", "updated_at"]}),
+    ]

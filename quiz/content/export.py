@@ -23,6 +23,11 @@ import yaml
 from quiz.content.exercise_store import exercise_store
 from quiz.content.models import Lesson, Section
 from quiz.content.question_templates import TEMPLATE_DIR, template_export_files
+from quiz.content.quiz_questions import (
+    QUIZ_QUESTION_DIR,
+    export_specs,
+    read_quiz_questions,
+)
 from quiz.content.tree import (
     EXERCISE_DIR,
     SECTION_FILE,
@@ -53,6 +58,10 @@ class _Flow(list):
     """A short list of words written inline: `tags: [a, b]`."""
 
 
+class _FlowMap(dict):
+    """A small mapping written inline: `tolerance: {absolute: 0.5}`."""
+
+
 class _Dumper(yaml.SafeDumper):
     """Readable YAML: multi-line text as `|` blocks, short lists inline."""
 
@@ -79,8 +88,15 @@ def _represent_flow(dumper, value: _Flow):
     )
 
 
+def _represent_flow_map(dumper, value: _FlowMap):
+    return dumper.represent_mapping(
+        "tag:yaml.org,2002:map", dict(value), flow_style=True
+    )
+
+
 _Dumper.add_representer(str, _represent_str)
 _Dumper.add_representer(_Flow, _represent_flow)
+_Dumper.add_representer(_FlowMap, _represent_flow_map)
 
 
 def _yaml(data: dict) -> str:
@@ -130,11 +146,7 @@ def _section_file(section: Section) -> str:
 def _question_item(question) -> dict:
     item = {"kind": question.kind, "prompt": _stripped(question.prompt)}
     if question.kind == "choice":
-        choices = [_text(str(choice)) for choice in question.choices]
-        short = sum(len(c) + 4 for c in choices) < 72 and all(
-            "\n" not in c for c in choices
-        )
-        item["choices"] = _Flow(choices) if short else choices
+        item["choices"] = _choices(question.choices)
         item["answer"] = question.correct_choice
     elif question.kind == "numeric":
         item["answer"] = _number(question.numeric_answer)
@@ -145,6 +157,33 @@ def _question_item(question) -> dict:
     if explanation:
         item["explanation"] = explanation
     return item
+
+
+def _choices(choices: list[str]) -> list[str]:
+    """Short one-line options inline, like the hand-written files."""
+    texts = [_text(str(choice)) for choice in choices]
+    short = sum(len(c) + 4 for c in texts) < 72 and all("\n" not in c for c in texts)
+    return _Flow(texts) if short else texts
+
+
+def _quiz_question_file(spec: dict) -> str:
+    """A quiz-only question's file from its checked mapping (quiz_questions.py)."""
+    data = dict(spec)
+    if "lessons" in data:
+        data["lessons"] = _Flow(data["lessons"])
+    if "choices" in data:
+        data["choices"] = _choices(data["choices"])
+    if "tolerance" in data:
+        data["tolerance"] = _FlowMap(data["tolerance"])
+    for key in ("prompt", "explanation"):
+        if key in data:
+            data[key] = _stripped(data[key])
+    if "misconceptions" in data:
+        data["misconceptions"] = [
+            {k: _stripped(v) if k == "says" else v for k, v in m.items()}
+            for m in data["misconceptions"]
+        ]
+    return _yaml(data)
 
 
 def _lesson_file(lesson: Lesson, exercises: list[str]) -> str:
@@ -245,6 +284,8 @@ def content_export_files() -> dict[str, str]:
     for exercise in exercises:
         files[f"{EXERCISE_DIR}/{exercise.slug}.yaml"] = _exercise_file(exercise)
     files.update(template_export_files())
+    for relative, spec in export_specs().items():
+        files[relative] = _quiz_question_file(spec)
     return files
 
 
@@ -253,7 +294,7 @@ def _is_generated(root: Path, relative: PurePosixPath) -> bool:
     parts = relative.parts
     if len(parts) != 2:
         return False
-    if parts[0] in (EXERCISE_DIR, TEMPLATE_DIR):
+    if parts[0] in (EXERCISE_DIR, TEMPLATE_DIR, QUIZ_QUESTION_DIR):
         return relative.suffix == ".yaml"
     return relative.suffix == ".md" and (root / parts[0] / SECTION_FILE).is_file()
 
@@ -292,6 +333,7 @@ def _validate(files: dict[str, bytes]) -> None:
         root.mkdir(exist_ok=True)
         try:
             read_content_tree(root)
+            read_quiz_questions(root)
         except ContentError as exc:
             problems = [
                 ContentProblem(_relative_to(p.path, root), p.line, p.reason)

@@ -14,6 +14,11 @@ from quiz.content.exercise_store import exercise_store
 from quiz.content.figures import FigureError, figure_path, figure_render
 from quiz.content.models import Diagnosis, Figure, FollowUp, Lesson, Question, Section
 from quiz.content.question_templates import load_templates, read_templates
+from quiz.content.quiz_questions import (
+    load_quiz_questions,
+    quiz_questions_not_in,
+    read_quiz_questions,
+)
 from quiz.content.tree import (
     ContentError,
     ContentProblem,
@@ -35,6 +40,9 @@ class LoadReport:
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     missing_from_files: list[str] = field(default_factory=list)
+    # Quiz-only questions no file describes: left in place (quizzes may
+    # refer to them), as lessons and templates are.
+    quiz_questions_missing_from_files: list[str] = field(default_factory=list)
 
 
 def _sync_children(lesson: Lesson, model, rows: list[dict]) -> bool:
@@ -104,8 +112,10 @@ def content_load(
 ) -> LoadReport:
     """Load the content tree into the database, all or nothing.
 
-    Idempotent: a second run reports everything unchanged. Lessons in the
-    database that no file describes any more are reported, never deleted.
+    Idempotent: a second run reports everything unchanged. Lessons and
+    quiz-only questions in the database that no file describes any more are
+    reported, never deleted (templates are left in place too): a quiz's
+    attempts may have drawn them.
     `figures=False` leaves the figures out (neither drawn nor stored: the
     lessons show none until a full load), for a server that needs the
     exercises and lessons but never a lesson page, such as the learner
@@ -114,11 +124,18 @@ def content_load(
     root = Path(root)
     tree = read_content_tree(root)
     templates = read_templates(root)
+    quiz_questions = read_quiz_questions(root)
     # The slow part (drawing every figure), outside the transaction.
     figures = _render_figures(tree, root) if figures else {}
     report = LoadReport()
     diagnoses = root / DIAGNOSES_FILE
-    total = len(tree.files) + len(figures) + diagnoses.is_file() + len(templates)
+    total = (
+        len(tree.files)
+        + len(figures)
+        + diagnoses.is_file()
+        + len(templates)
+        + len(quiz_questions)
+    )
     step = 0
 
     def note(kind: str, label: str, outcome: str) -> None:
@@ -136,6 +153,9 @@ def content_load(
                 outcome = _load_diagnoses(diagnoses)
                 note("diagnoses", DIAGNOSES_FILE, outcome)
             load_templates(templates, lambda path: _relative(path, root), note)
+            load_quiz_questions(
+                quiz_questions, lambda path: _relative(path, root), note
+            )
     except DiagnosesInvalid as exc:
         raise ContentError(
             [
@@ -155,6 +175,7 @@ def content_load(
     report.missing_from_files = list(
         Lesson.objects.exclude(slug__in=file_slugs).values_list("slug", flat=True)
     )
+    report.quiz_questions_missing_from_files = quiz_questions_not_in(quiz_questions)
     return report
 
 

@@ -177,6 +177,76 @@ class Diagnosis(models.Model):
         return self.slug
 
 
+class QuizQuestion(models.Model):
+    """A question only quizzes show: no lesson, self-check or review card has it.
+
+    A lesson's self-check answers at once (it is practice), so its key is
+    public; a quiz whose feedback is held back draws from templates and from
+    these, whose key no page shows before that quiz's policy opens. Loaded
+    from content/quiz-questions/<slug>.yaml and edited in the admin.
+    `misconceptions` names wrong answers: [{"choice": i} or {"answer": x},
+    "diagnosis": slug, "says": text].
+    """
+
+    class Kind(models.TextChoices):
+        CHOICE = "choice", "Multiple choice"
+        NUMERIC = "numeric", "Numeric (with tolerance)"
+
+    slug = models.SlugField(max_length=80, unique=True)
+    title = models.CharField(max_length=200)
+    section = models.ForeignKey(
+        Section, on_delete=models.PROTECT, related_name="quiz_questions"
+    )
+    lessons = models.ManyToManyField(
+        Lesson,
+        blank=True,
+        related_name="quiz_questions",
+        help_text="The lessons that teach it (item analysis links them; a "
+        "lesson's pool in a quiz brings it).",
+    )
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    prompt = models.TextField(help_text="Markdown.")
+    choices = models.JSONField(
+        default=list, blank=True, help_text="Multiple choice: list of options."
+    )
+    correct_choice = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Multiple choice: 0-based index."
+    )
+    numeric_answer = models.FloatField(null=True, blank=True)
+    tolerance = models.FloatField(
+        default=0, help_text="Numeric: absolute tolerance accepted around the answer."
+    )
+    relative_tolerance = models.FloatField(
+        default=0, help_text="Numeric: relative tolerance (0.001 is 0.1%)."
+    )
+    explanation = models.TextField(
+        blank=True, help_text="Markdown shown once the quiz's feedback opens."
+    )
+    misconceptions = models.JSONField(default=list, blank=True)
+    source_path = models.CharField(max_length=300, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["section__order", "slug"]
+        constraints = [
+            models.CheckConstraint(
+                condition=~Q(kind="choice") | Q(correct_choice__isnull=False),
+                name="quiz_question_choice_has_answer",
+            ),
+            models.CheckConstraint(
+                condition=~Q(kind="numeric") | Q(numeric_answer__isnull=False),
+                name="quiz_question_numeric_has_answer",
+            ),
+            models.CheckConstraint(
+                condition=Q(tolerance__gte=0) & Q(relative_tolerance__gte=0),
+                name="quiz_question_tolerance_non_negative",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
 class QuestionTemplate(models.Model):
     """A question with parameters: each attempt draws its own numbers.
 

@@ -23,6 +23,7 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 SECTION_FILE = "_section.md"
 EXERCISE_DIR = "exercises"
 TEMPLATE_DIR = "quiz-templates"  # quiz.content.question_templates reads it
+QUIZ_QUESTION_DIR = "quiz-questions"  # quiz.content.quiz_questions reads it
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 
@@ -396,7 +397,7 @@ def read_content_tree(root: Path) -> ContentTree:
     problems: list[ContentProblem] = []
     tree = ContentTree()
     for folder in sorted(p for p in root.iterdir() if p.is_dir()):
-        if folder.name in (FIGURE_DIR, TEMPLATE_DIR):
+        if folder.name in (FIGURE_DIR, TEMPLATE_DIR, QUIZ_QUESTION_DIR):
             continue  # scripts, checked when a lesson references them
         if folder.name == EXERCISE_DIR:
             for path in sorted(folder.glob("*.yaml")):

@@ -19,6 +19,7 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from quiz.content.models import Lesson, Question, Section
+from quiz.core.exam_mode import ExamLocked, question_check
 from quiz.core.score_events import scores_changed
 from quiz.learning import review
 from quiz.learning.exercise_progress import exercise_progress
@@ -86,8 +87,10 @@ def question_attempt_create(
     """Record one self-check answer and schedule its review card.
 
     A wrong answer makes the question's card due now; a right one counts as
-    a Good review of an existing card (and creates none).
+    a Good review of an existing card (and creates none). ExamLocked while
+    the learner sits a quiz that draws this question (its verdict is a key).
     """
+    question_check(user, question.pk)
     answer, correct = answer_clean(question=question, data=data)
     with transaction.atomic():
         attempt = QuestionAttempt.objects.create(
@@ -138,7 +141,7 @@ def pending_answer_judge(*, session, user, lesson: Lesson) -> tuple[dict, dict]:
     data = {str(key): str(value) for key, value in data.items()}
     try:
         question_attempt_create(user=user, question=question, data=data)
-    except AnswerInvalid as exc:
+    except (AnswerInvalid, ExamLocked) as exc:
         return {question.pk: str(exc)}, {question.pk: data}
     return {}, {}
 

@@ -23,6 +23,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from quiz.content.models import Lesson
 from quiz.content.selectors import lesson_get, section_list
+from quiz.core.exam_mode import ExamLocked, exam_lock
 from quiz.core.params import BadNumber, whole_number
 from quiz.learning import data_export, progress, review
 from quiz.learning.exercise_progress import exercise_progress
@@ -95,6 +96,8 @@ def lesson_page(
     rated = request.GET.get("rated", "")
     errors = errors or {}
     posted = posted or {}
+    lock = exam_lock(user)
+    locked = lock.questions if lock else frozenset()
     follow_ups = [
         {"obj": f, "card": cards.get(f.pk), "open": str(f.pk) == rated}
         for f in lesson.follow_ups.all()
@@ -102,9 +105,13 @@ def lesson_page(
     questions = [
         {
             "obj": q,
-            "attempt": None if q.pk in errors else latest.get(q.pk),
+            "attempt": None if q.pk in errors or q.pk in locked else latest.get(q.pk),
             "error": errors.get(q.pk, ""),
-            "posted": posted.get(q.pk) or progress.answer_fields(latest.get(q.pk)),
+            "posted": {}
+            if q.pk in locked
+            else posted.get(q.pk) or progress.answer_fields(latest.get(q.pk)),
+            # Exam mode: its verdict would be a key of the quiz being sat.
+            "locked": lock.message("This self-check") if q.pk in locked else "",
         }
         for q in lesson.questions.all()
     ]
@@ -154,6 +161,10 @@ def question_answer(request, slug: str, question_id: int):
         attempt = progress.question_attempt_create(
             user=request.user, question=question, data=request.POST
         )
+    except ExamLocked as exc:
+        if _wants_json(request):
+            return _json_error(str(exc), status=403)
+        return lesson_page(request, lesson, status=403, page_error=str(exc))
     except progress.AnswerInvalid as exc:
         if _wants_json(request):
             return _json_error(str(exc))
@@ -225,7 +236,12 @@ def review_page(request):
 
 
 def _review_render(request, *, status: int = 200, error: str = ""):
-    cards = list(review.cards_due(user=request.user))
+    lock = exam_lock(request.user)
+    cards = [
+        card
+        for card in review.cards_due(user=request.user)
+        if not (lock and card.question_id in lock.questions)
+    ]
     next_due = None if cards else review.card_next_due(user=request.user)
     return render(
         request,
@@ -248,6 +264,12 @@ def review_rate(request, card_id: int):
         card = review.card_get(user=request.user, card_id=card_id)
     except ReviewCard.DoesNotExist:
         raise Http404("No such review card.") from None
+    lock = exam_lock(request.user)
+    if lock and card.question_id in lock.questions:
+        message = lock.message("This review card")
+        if _wants_json(request):
+            return _json_error(message, status=403)
+        return _review_render(request, status=403, error=message)
     try:
         rating = review.rating_parse(request.POST.get("rating"))
     except review.RatingInvalid as exc:
@@ -293,6 +315,15 @@ def progress_page(request):
 @login_required
 @require_GET
 def progress_export(request):
+    lock = exam_lock(request.user)
+    if lock and (lock.questions or lock.exercises):
+        # It holds the learner's self-check answers and submissions.
+        return render(
+            request,
+            "quiz/exam_locked.html",
+            {"message": lock.message("Downloading your data")},
+            status=403,
+        )
     data = data_export.learner_export(user=request.user)
     response = HttpResponse(
         json.dumps(data, cls=DjangoJSONEncoder, indent=2),

@@ -7,6 +7,7 @@ from quiz.content.models import (
     Lesson,
     Question,
     QuestionTemplate,
+    QuizQuestion,
     Section,
 )
 from quiz.core.models import ApiToken, AuditEntry
@@ -24,6 +25,8 @@ from quiz.teaching.quizzes.models import (
     QuizAccommodation,
     QuizAttempt,
     QuizCodeAnswer,
+    QuizItemOverride,
+    QuizQuestionChange,
     QuizRegrade,
     QuizRegradeResult,
     QuizSlot,
@@ -48,6 +51,9 @@ __all__ = [
     "QuizAccommodation",
     "QuizAttempt",
     "QuizCodeAnswer",
+    "QuizItemOverride",
+    "QuizQuestion",
+    "QuizQuestionChange",
     "QuizRegrade",
     "QuizRegradeResult",
     "QuizSlot",

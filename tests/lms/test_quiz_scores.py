@@ -27,8 +27,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 ITEMS = "https://purl.imsglobal.org/spec/lti-dl/claim/content_items"
 
 
-def make_quiz(cohort):
-    """Two questions of a point each, not shuffled; the best attempt counts."""
+def make_quiz(cohort, feedback="immediate"):
+    """Two questions of a point each, not shuffled; the best attempt counts.
+    Immediate feedback: each attempt's score shows (and goes) at its submit."""
     questions = scored_questions()
     return quiz_create(
         cohort=cohort,
@@ -43,6 +44,7 @@ def make_quiz(cohort):
         time_limit=None,
         attempts_allowed=3,
         combine="best",
+        feedback=feedback,
         shuffle=False,
     )
 

@@ -93,7 +93,7 @@ def quiz_body(**changes) -> dict:
         "opens_at": (NOW - timedelta(hours=1)).isoformat(),
         "closes_at": (NOW + timedelta(days=1)).isoformat(),
         "time_limit": 30,
-        "attempts_allowed": 2,
+        "attempts_allowed": 1,
         "combine": "best",
         "feedback": "after_submit",
         "slots": [

@@ -12,7 +12,14 @@ from grader.models import Exercise
 from quiz.content.export import content_export
 from quiz.content.loader import content_load
 from quiz.content.tree import ContentError
-from quiz.models import FollowUp, Lesson, Question, QuestionTemplate, Section
+from quiz.models import (
+    FollowUp,
+    Lesson,
+    Question,
+    QuestionTemplate,
+    QuizQuestion,
+    Section,
+)
 from tests.conftest import PROJECT_ROOT
 
 pytestmark = pytest.mark.django_db
@@ -24,6 +31,7 @@ NATURAL_KEYS = {
     Question: ("lesson", "order"),
     Exercise: ("slug",),
     QuestionTemplate: ("slug",),
+    QuizQuestion: ("slug",),
 }
 
 
@@ -52,8 +60,17 @@ def dump() -> dict[str, list[dict]]:
 def wipe() -> None:
     Exercise.objects.all().delete()
     QuestionTemplate.objects.all().delete()
+    QuizQuestion.objects.all().delete()
     Lesson.objects.all().delete()
     Section.objects.all().delete()
+
+
+def quiz_question_lessons() -> dict[str, list[str]]:
+    """The many-to-many links _row leaves out: each quiz-only question's lessons."""
+    return {
+        q.slug: sorted(le.slug for le in q.lessons.all())
+        for q in QuizQuestion.objects.prefetch_related("lessons")
+    }
 
 
 def files_of(root: Path) -> dict[str, bytes]:
@@ -76,6 +93,10 @@ def test_load_export_load_gives_the_same_database(tmp_path):
     assert any(e["right_solutions"] for e in before["Exercise"])
     assert any(e["lesson"] for e in before["Exercise"])
     assert len(before["QuestionTemplate"]) >= 30
+    assert len(before["QuizQuestion"]) >= 12
+    assert {q["kind"] for q in before["QuizQuestion"]} == {"choice", "numeric"}
+    links_before = quiz_question_lessons()
+    assert all(links_before.values())
 
     first = tmp_path / "first" / "content"
     content_export(root=first, source=PROJECT_ROOT / "content")
@@ -85,6 +106,7 @@ def test_load_export_load_gives_the_same_database(tmp_path):
     after = dump()
     for model in before:
         assert after[model] == before[model], model
+    assert quiz_question_lessons() == links_before
 
     # export -> load -> export gives byte-identical files.
     second = tmp_path / "second" / "content"

@@ -47,7 +47,14 @@ def test_an_instructor_creates_lists_and_reads_a_quiz(world, quiz_course):
     )
     assert api(world.other).get(created["url"]).status_code == 404
     assert api(world.max).get(created["url"]).status_code == 404
-    assert api(world.lea).patch(created["url"], {"title": "x"}).status_code == 404
+    # A learner of the cohort may open the quiz, not change it: 403.
+    refused = api(world.lea).patch(created["url"], {"title": "x"})
+    assert refused.status_code == 403
+    for part in ("results", "statistics", "regrade"):
+        url = f"{created['url']}{part}/"
+        method = "post" if part == "regrade" else "get"
+        assert getattr(api(world.lea), method)(url).status_code == 403, part
+        assert getattr(api(world.max), method)(url).status_code == 404, part
 
 
 def test_bad_quizzes_get_a_400_that_names_the_slot(world, quiz_course):

@@ -38,7 +38,15 @@ CHOICE_ONLY = {"1"}  # the choice slot right, the numeric one left blank
 ALL = {"1", "2"}
 
 
-def make_quiz(world, *, combine="best", cohort=None, points=(1.0, 1.0), title=None):
+def make_quiz(
+    world,
+    *,
+    combine="best",
+    cohort=None,
+    points=(1.0, 1.0),
+    title=None,
+    feedback="after_submit",
+):
     """Two slots, not shuffled: 1 is the choice self-check, 2 the numeric one."""
     questions = scored_questions()
     cohort = cohort or world.cohort
@@ -53,8 +61,10 @@ def make_quiz(world, *, combine="best", cohort=None, points=(1.0, 1.0), title=No
         opens_at=DUE - timedelta(days=7),
         closes_at=NOW + timedelta(days=1),
         time_limit=None,
-        attempts_allowed=5,
+        # Feedback per attempt opens once none is left: the tests sit both.
+        attempts_allowed=2,
         combine=combine,
+        feedback=feedback,
         shuffle=False,
     )
 
@@ -119,7 +129,9 @@ def test_a_quiz_item_combines_attempts_each_with_the_late_policy(
     assert lea["points"] == pytest.approx(2 * score) and lea["possible"] == 2.0
     (nothing,) = leo["items"]
     assert (nothing["score"], nothing["attempted"]) == (0.0, False)
-    assert nothing["why"] == "no submitted attempt"
+    assert nothing["why"] == (
+        "no score yet: none submitted, or held until feedback opens"
+    )
     # The quiz's own score (gradebook column, LMS): its rule, nothing late.
     mine = quiz_scores([quiz], [world.lea.pk, world.leo.pk])
     assert mine == {(world.lea.pk, quiz.pk): pytest.approx(own),
@@ -136,7 +148,7 @@ def test_a_quiz_item_combines_attempts_each_with_the_late_policy(
 
 
 def test_the_drill_down_and_the_learners_page_show_a_quiz_item(client, world, course):
-    quiz = make_quiz(world, combine="last")
+    quiz = make_quiz(world, combine="last", feedback="immediate")  # scores at submit
     assignment = week(
         world, [ItemSpec("exercise", "ex-a"), ItemSpec("quiz", quiz.pk)], **PENALTY
     )
@@ -250,8 +262,9 @@ def test_each_quiz_is_a_column_of_the_cohort_gradebook_and_its_exports(
         reverse("instructor-gradebook-csv", args=[world.cohort.pk, "canvas"])
     )
     rows = list(csv.reader(io.StringIO(canvas.content.decode())))
+    # A quiz's column names its id, so two quizzes of one title never clash.
     assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section",
-                       "Week 1", "Quiz 1"]  # fmt: skip
+                       "Week 1", f"Quiz 1 [quiz {quiz.pk}]"]  # fmt: skip
     assert rows[1] == ["Points Possible", "", "", "", "", "1.0", "4.0"]
     assert rows[2] == ["lea", "", "", "lea", "Spring 2026", "0.0", "2.5"]
     assert rows[3] == ["leo", "", "", "leo", "Spring 2026", "0.0", ""]

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
-from math import sqrt
+from math import inf, nan, sqrt
 
 import pytest
 
+from quiz.teaching.quizzes.chart import HEIGHT, RADIUS, WIDTH, facility_chart
 from quiz.teaching.quizzes.statistics import (
     CSV_HEADER,
+    MIN_RESPONSES_TO_FLAG,
     Flag,
     QuizStatistics,
     Response,
@@ -98,8 +100,15 @@ def test_quiz_figures(report):
     # totals 3, 3, 0, 2, 1, 4: sum 13, sum of squares 9+9+0+4+1+16 = 39,
     # Stt = 39 - 13*13/6 = 65/6, variance 65/6 / 5 = 13/6.
     assert report.attempts == 6
-    assert report.mean == approx(13 / 6)
-    assert report.sd == approx(sqrt(13 / 6))
+    assert report.mean_points == approx(13 / 6)
+    assert report.sd_points == approx(sqrt(13 / 6))
+    # One scale with an attempt's score: out of 1 + 2 + 1 = 4 points, the
+    # scores are 3/4, 3/4, 0, 2/4, 1/4, 4/4, whose mean is 13/24.
+    assert report.possible == 4
+    assert report.mean == approx(13 / 24)
+    assert report.mean == approx(sum([3, 3, 0, 2, 1, 4]) / 4 / 6)
+    assert report.sd == approx(sqrt(13 / 6) / 4)
+    assert report.not_recorded == 0
     # item variances (points): slot 1 (4/3)/5 = 4/15, slot 2 (16/3)/5 = 16/15,
     # slot 3 (3/2)/5 = 3/10 (worked out below); sum 8/30+32/30+9/30 = 49/30.
     # alpha = 3/2 * (1 - (49/30) / (65/30)) = 3/2 * 16/65 = 24/65.
@@ -107,6 +116,13 @@ def test_quiz_figures(report):
     # 27% of 6 = 1.62, rounded: 2 attempts in each group.
     assert report.group_size == 2
     assert [s.slot for s in report.slots] == [1, 2, 3]
+    # Items are numbered 1.. in slot order, one number per question.
+    assert [(q.item, q.question) for s in report.slots for q in s.questions] == [
+        (1, "q:12"),
+        (2, "t:params-untied"),
+        (3, "x:easy"),
+        (4, "x:hard"),
+    ]
 
 
 def test_slot_1_a_choice_question_that_discriminates_negatively(report):
@@ -221,32 +237,61 @@ def test_flags(report):
             "only adds reading: make it plausible or drop it.",
         ),
     ]
-    assert question(report, "x:easy").flags == [
-        Flag(
-            "too-easy",
-            "Facility 1.00: learners scored 100% on it on average; "
-            "it does not separate learners.",
-        )
-    ]
-    assert question(report, "x:hard").flags == [
-        Flag(
-            "too-hard",
-            "Facility 0.00: learners scored 0% on it on average; "
-            "check the key and the wording, or teach it again.",
-        )
-    ]
     assert question(report, "t:params-untied").flags == []
+    for key in ("q:12", "t:params-untied"):  # 6 responses: flagged as found
+        assert not question(report, key).flags_withheld
+        assert question(report, key).note is None
+    # x:easy (all right) and x:hard (all wrong) have 3 responses each: too
+    # few to call them too easy or too hard; the note says so instead.
+    for key in ("x:easy", "x:hard"):
+        q = question(report, key)
+        assert (q.n, q.flags, q.flags_withheld) == (3, [], True)
+        assert q.note == "too few responses (n < 5) to flag"
+
+
+@pytest.mark.parametrize(("n", "flagged"), [(4, False), (5, True)])
+def test_flags_need_5_responses(n, flagged):
+    # Everyone right on q:1 (too easy), and a listed option nobody chose;
+    # q:2 varies so that the attempts differ.
+    responses = []
+    for a in range(n):
+        responses += [
+            resp(a, 1, "q:1", 1.0, choice="a"),
+            resp(a, 2, "q:2", a % 2),
+        ]
+    report = item_analysis(
+        responses, options={"q:1": ["a", "b"]}, correct_options={"q:1": "a"}
+    )
+    assert MIN_RESPONSES_TO_FLAG == report.min_responses_to_flag == 5
+    q1 = report.slots[0].questions[0]
+    assert q1.facility == 1.0
+    if flagged:
+        assert [f.code for f in q1.flags] == ["too-easy", "unused-distractor"]
+        assert (q1.flags_withheld, q1.note) == (False, None)
+    else:
+        assert (q1.flags, q1.flags_withheld) == ([], True)
+        assert q1.note == "too few responses (n < 5) to flag"
+    data = report.to_dict()
+    assert data["min_responses_to_flag"] == 5
+    assert data["slots"][0]["questions"][0]["flags_withheld"] is not flagged
 
 
 def test_to_dict_is_json_with_rounded_figures(report):
     data = json.loads(json.dumps(report.to_dict(), allow_nan=False))
-    # 13/6 = 2.16666..., sqrt(13/6) = 1.47196..., 24/65 = 0.36923...
+    # 13/24 = 0.541666..., sqrt(13/6)/4 = 0.36799..., 24/65 = 0.36923...
     assert (data["attempts"], data["mean"], data["sd"], data["alpha"]) == (
         6,
-        2.1667,
-        1.472,
+        0.5417,
+        0.368,
         0.3692,
     )
+    # 13/6 = 2.16666..., sqrt(13/6) = 1.47196... points, of 4
+    assert (data["mean_points"], data["sd_points"], data["possible"]) == (
+        2.1667,
+        1.472,
+        4.0,
+    )
+    assert (data["not_recorded"], data["min_responses_to_flag"]) == (0, 5)
     q12 = data["slots"][0]["questions"][0]
     # 1/3, sqrt(4/15) = 0.516398..., -2/sqrt(130) = -0.175411..., -2/7
     assert (q12["facility"], q12["sd"], q12["discrimination"]) == (
@@ -269,21 +314,27 @@ def test_to_dict_is_json_with_rounded_figures(report):
         "negative-discrimination",
         "unused-distractor",
     ]
+    assert (q12["item"], q12["not_recorded"], q12["note"]) == (1, 0, None)
     hard = data["slots"][2]["questions"][1]
     assert (hard["question"], hard["discrimination"]) == ("x:hard", None)
+    assert (hard["item"], hard["flags_withheld"]) == (4, True)
+    assert hard["note"] == "too few responses (n < 5) to flag"
 
 
 def test_csv_rows(report):
     rows = list(report.csv_rows())
     assert rows[0] == CSV_HEADER
-    assert [row[:2] for row in rows[1:]] == [
-        [1, "q:12"],
-        [2, "t:params-untied"],
-        [3, "x:easy"],
-        [3, "x:hard"],
+    assert rows[0][:4] == ["item", "slot", "question", "title"]
+    # Without names: slot numbers and question keys.
+    assert [row[:4] for row in rows[1:]] == [
+        [1, 1, "q:12", "q:12"],
+        [2, 2, "t:params-untied", "t:params-untied"],
+        [3, 3, "x:easy", "x:easy"],
+        [4, 3, "x:hard", "x:hard"],
     ]
-    assert rows[1][2:] == [
+    assert rows[1][4:] == [
         6,
+        0,
         0.3333,
         0.5164,
         -0.1754,
@@ -291,9 +342,20 @@ def test_csv_rows(report):
         "768",
         "",
         "negative-discrimination; unused-distractor",
+        "",
     ]
-    assert rows[2][-3:] == ["", f"{TIED} (2)", ""]
-    assert rows[4][-1] == "too-hard"
+    assert rows[2][-4:] == ["", f"{TIED} (2)", "", ""]
+    assert rows[4][-2:] == ["", "too few responses (n < 5) to flag"]
+    # The page's names: slot labels and question titles, numbered the same.
+    named = list(
+        report.csv_rows(
+            labels={3: "3"}, titles={"x:easy": "Easy one", "x:hard": "Hard one"}
+        )
+    )
+    assert [row[:4] for row in named[3:]] == [
+        [3, "3", "x:easy", "Easy one"],
+        [4, "3", "x:hard", "Hard one"],
+    ]
 
 
 @pytest.mark.parametrize(
@@ -343,7 +405,16 @@ def test_group_size(attempts, group_size):
 def test_no_responses():
     report = item_analysis([])
     assert report == QuizStatistics(
-        attempts=0, mean=None, sd=None, alpha=None, slots=[], group_size=0
+        attempts=0,
+        mean=None,
+        sd=None,
+        alpha=None,
+        slots=[],
+        group_size=0,
+        mean_points=None,
+        sd_points=None,
+        possible=0.0,
+        not_recorded=0,
     )
     assert json.dumps(report.to_dict(), allow_nan=False)
     assert list(report.csv_rows()) == [CSV_HEADER]
@@ -357,12 +428,13 @@ def test_a_single_attempt():
         ],
         options={"q:1": ["a", "b"]},
     )
-    assert (report.attempts, report.mean, report.sd, report.alpha) == (
+    assert (report.attempts, report.mean_points, report.sd, report.alpha) == (
         1,
         1.0 + 0.5 * 2.0,
         None,
         None,
     )
+    assert (report.possible, report.mean) == (3.0, approx(2 / 3))
     assert report.group_size == 1
     q1, t1 = (s.questions[0] for s in report.slots)
     assert (q1.n, q1.facility, q1.sd, q1.discrimination, q1.efficiency) == (
@@ -373,8 +445,7 @@ def test_a_single_attempt():
         None,
     )
     assert t1.facility == 0.5
-    # The one attempt is the top and the bottom group; which option is right
-    # was not said, so "b" (unchosen) counts as a distractor.
+    # The one attempt is the top and the bottom group.
     a, b = q1.options
     assert (a.correct, a.count, a.share, a.top_share, a.bottom_share) == (
         None,
@@ -383,7 +454,8 @@ def test_a_single_attempt():
         1.0,
         1.0,
     )
-    assert [f.code for f in q1.flags] == ["too-easy", "unused-distractor"]
+    # One response calls nothing too easy, nor "b" a distractor nobody chose.
+    assert (q1.flags, q1.note) == ([], "too few responses (n < 5) to flag")
     # A partial answer given once is 100% of one response.
     assert t1.wrong_answers == [WrongAnswer("3", 1, 1.0, None)]
     assert json.dumps(report.to_dict(), allow_nan=False)
@@ -439,3 +511,148 @@ def test_a_slot_worth_no_points_and_an_unlisted_choice():
 def test_two_responses_for_one_slot_of_an_attempt_are_refused():
     with pytest.raises(ValueError, match="attempt 1, slot 2"):
         item_analysis([resp(1, 2, "q:1", 1.0), resp(1, 2, "q:2", 0.0)])
+
+
+# A result that is not a finite number (NaN from a dropped or broken item,
+# infinity, None) is not recorded: left out of every figure and counted.
+#
+#   attempt  slot 1 (q:1)  slot 2 (q:2)  total
+#   1        1             1             2
+#   2        1             (bad)         1
+#   3        0             0             0
+#   4        0             1             1
+#   5        1             0             1
+
+
+@pytest.mark.parametrize("bad", [nan, inf, -inf, None])
+def test_a_result_that_is_not_a_number_is_left_out_and_counted(bad):
+    rows = [(1, 1, 1), (2, 1, bad), (3, 0, 0), (4, 0, 1), (5, 1, 0)]
+    responses = []
+    for attempt, f1, f2 in rows:
+        responses += [resp(attempt, 1, "q:1", f1), resp(attempt, 2, "q:2", f2)]
+    report = item_analysis(responses)
+    s1, s2 = report.slots
+    # Slot 1: x = 1, 1, 0, 0, 1; rests (slot 2, attempt 2's left out: 0)
+    # 1, 0, 0, 1, 0. Sxx = 3 - 9/5 = 6/5, Syy = 2 - 4/5 = 6/5,
+    # Sxy = 1 - 5 * 3/5 * 2/5 = -1/5: r = -1/6.
+    assert (s1.n, s1.not_recorded) == (5, 0)
+    assert s1.facility == approx(3 / 5)
+    assert s1.discrimination == approx(-1 / 6)
+    # Slot 2 over attempts 1, 3, 4, 5: x = 1, 0, 1, 0 against rests 1, 0,
+    # 0, 1: Sxy = 1 - 4 * 1/2 * 1/2 = 0, Sxx = Syy = 1: r = 0.
+    (q2,) = s2.questions
+    assert (s2.n, s2.not_recorded, q2.n, q2.not_recorded) == (4, 1, 4, 1)
+    assert (s2.facility, q2.facility) == (0.5, 0.5)
+    assert s2.discrimination == approx(0)
+    assert s2.sd == approx(sqrt(1 / 3))  # Sxx 1 over 3
+    # Totals 2, 1, 0, 1, 1 points: mean 1. Attempt 2 is out of 1 point (its
+    # slot 2 left out, as a dropped question), the others of 2: possible
+    # 9/5 on average; scores 2/2, 1/1, 0/2, 1/2, 1/2, mean 3/5 (as the
+    # results' would be), SD: Sxx = 2.5 - 5 * 9/25 = 0.7, over 4.
+    assert (report.attempts, report.not_recorded) == (5, 1)
+    assert (report.mean_points, report.possible) == (1, approx(9 / 5))
+    assert report.mean == approx(3 / 5)
+    assert report.sd == approx(sqrt(0.7 / 4))
+    assert json.dumps(report.to_dict(), allow_nan=False)
+    assert list(report.csv_rows())[2][5] == 1  # not_recorded, in the CSV too
+
+
+def test_an_item_with_no_recorded_response_is_shown_not_dropped():
+    # q:2 was dropped (None for everyone), q:3 was named but nobody drew it:
+    # both stay in the report, numbered, with "no responses".
+    responses = []
+    for attempt, f1 in [(1, 1.0), (2, 0.0), (3, 1.0)]:
+        responses += [resp(attempt, 1, "q:1", f1), resp(attempt, 2, "q:2", None)]
+    report = item_analysis(responses, expected=[(2, "q:2"), (3, "q:3")])
+    assert [(s.slot, s.n, s.not_recorded) for s in report.slots] == [
+        (1, 3, 0),
+        (2, 0, 3),
+        (3, 0, 0),
+    ]
+    dropped, unseen = report.slots[1].questions[0], report.slots[2].questions[0]
+    for q, item, missing in ((dropped, 2, 3), (unseen, 3, 0)):
+        assert (q.item, q.n, q.not_recorded) == (item, 0, missing)
+        assert (q.facility, q.sd, q.discrimination, q.flags) == (None, None, None, [])
+        assert q.note == "no responses"
+    # Nothing recorded on slots 2 and 3: only slot 1's point is possible.
+    assert (report.possible, report.mean) == (1.0, approx(2 / 3))
+    rows = list(report.csv_rows())
+    assert [row[0] for row in rows[1:]] == [1, 2, 3]
+    assert rows[3][-1] == "no responses"
+    assert json.dumps(report.to_dict(), allow_nan=False)
+
+
+def test_options_of_a_question_nobody_answered():
+    report = item_analysis(
+        [resp(1, 1, "q:1", nan, choice="a")], options={"q:1": ["a", "b"]}
+    )
+    (q1,) = report.slots[0].questions
+    assert [(o.option, o.count, o.share) for o in q1.options] == [
+        ("a", 0, None),
+        ("b", 0, None),
+    ]
+
+
+# The chart: labels are item numbers, placed where they overlap nothing.
+
+
+def chart_stats(points):
+    """A statistics dict (as analysis_dict gives) with one slot per point."""
+    return {
+        "slots": [
+            {
+                "label": str(n),
+                "questions": [
+                    {
+                        "item": n,
+                        "title": f"Question {n}",
+                        "n": 0 if f is None else 6,
+                        "facility": f,
+                        "discrimination": d,
+                        "flags": [],
+                    }
+                ],
+            }
+            for n, (f, d) in enumerate(points, start=1)
+        ]
+    }
+
+
+def overlap(a, b):
+    return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
+
+
+@pytest.mark.parametrize(
+    "points",
+    [
+        # The instructors' case: three close questions, whose labels overlapped.
+        [(0.5, 0.3), (0.52, 0.31), (0.51, 0.29)],
+        # Ten all-right questions with no discrimination: one spot, ten labels;
+        # and corners of the plot.
+        [(1.0, None)] * 10 + [(0.0, -1.0), (0.0, 1.0), (1.0, 1.0), (1.0, -1.0)],
+    ],
+)
+def test_chart_labels_overlap_nothing(points):
+    chart = facility_chart(chart_stats(points))
+    placed = chart["points"]
+    assert [p["label"] for p in placed] == [str(n) for n in range(1, len(points) + 1)]
+    circles = [
+        (p["x"] - RADIUS, p["y"] - RADIUS, p["x"] + RADIUS, p["y"] + RADIUS)
+        for p in placed
+    ]
+    for i, p in enumerate(placed):
+        box = p["box"]
+        assert 0 <= box[0] < box[2] <= WIDTH and 0 <= box[1] < box[3] <= HEIGHT
+        assert (box[0] + box[2]) / 2 == pytest.approx(p["lx"], abs=0.1)
+        for other in placed[i + 1 :]:
+            assert not overlap(box, other["box"]), (p["label"], other["label"])
+        for circle in circles:
+            assert not overlap(box, circle), p["label"]
+
+
+def test_chart_lists_what_it_cannot_plot():
+    chart = facility_chart(chart_stats([(0.5, 0.2), (None, None)]))
+    assert [p["label"] for p in chart["points"]] == ["1"]
+    assert chart["missing"] == [
+        {"item": "2", "title": "Question 2", "why": "no responses"}
+    ]

@@ -45,6 +45,14 @@ class Command(BaseCommand):
                     "left in place (delete it in the admin if it should go)"
                 )
             )
+        for slug in report.quiz_questions_missing_from_files:
+            self.stdout.write(
+                self.style.WARNING(
+                    f"quiz question {slug!r} is in the database but in no file "
+                    f"under {root}; left in place, since quizzes may draw it "
+                    "(delete it in the admin if it should go)"
+                )
+            )
         self.stdout.write(
             self.style.SUCCESS(
                 f"Loaded {root}: {len(report.created)} created, "

@@ -41,6 +41,11 @@ def cohort_quizzes(*, cohort: Cohort) -> QuerySet:
     ).prefetch_related("slots")
 
 
+def quiz_column(quiz: Quiz) -> str:
+    """A quiz's column name in an LMS: its title and id, so names never clash."""
+    return f"{quiz.title} [quiz {quiz.pk}]"
+
+
 def quiz_possible(quiz: Quiz) -> float:
     """A quiz's points possible: its slots' points (each draw shares them)."""
     return sum(slot.points for slot in quiz.slots.all())
@@ -213,11 +218,15 @@ def canvas_csv(
     quizzes: Sequence[Quiz] = (),
 ) -> str:
     """Points per assignment and per quiz in the shape Canvas's gradebook
-    import reads. A quiz column is named by its title, as an assignment's is,
-    and holds score x its points possible; empty (no grade) without a
-    submitted attempt."""
+    import reads. A quiz column holds score x its points possible, empty (no
+    grade) without a released score; it is named by its title and id
+    ("Quiz 1 [quiz 7]"), so two quizzes of one title stay two columns. A quiz
+    an assignment holds counts inside that assignment's column only, as it
+    goes to an LMS (one column per quiz)."""
+    held = {item.quiz_id for a in assignments for item in a.items.all() if item.quiz_id}
+    quizzes = [q for q in quizzes if q.pk not in held]
     header = [*CANVAS_COLUMNS, *(a.title for a in assignments)]
-    header += [q.title for q in quizzes]
+    header += [quiz_column(q) for q in quizzes]
     possible = [sum(item.weight for item in a.items.all()) for a in assignments]
     quiz_points = [quiz_possible(q) for q in quizzes]
     table = [["Points Possible", "", "", "", "", *possible, *quiz_points]]

@@ -12,7 +12,9 @@
 - A lesson item scores the share of its self-checks whose first answer was
   right, each first answer weighed by its own lateness.
 - A quiz item combines the learner's submitted attempts (previews never
-  count) by the quiz's own rule, each attempt's score (0-1) first times the
+  count) whose scores its feedback policy has released (quizzes.policy:
+  a held-back score counts nowhere before its learner may see it) by the
+  quiz's own rule, each attempt's score (0-1) first times the
   lateness factor of its `submitted_at`: "best" is the highest score x
   factor, "last" the last attempt's score x its factor, "average" the mean
   of score x factor. No submitted attempt scores 0.
@@ -35,6 +37,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+from django.utils import timezone
+
 from grader.models import Submission
 from quiz.content.models import Question
 from quiz.learning.models import QuestionAttempt
@@ -45,6 +49,7 @@ from quiz.teaching.models import (
     ScoreOverride,
 )
 from quiz.teaching.quizzes.models import Quiz, QuizAttempt
+from quiz.teaching.quizzes.policy import scores_released
 from quiz.teaching.quizzes.results import combine
 
 DAY = timedelta(days=1)
@@ -207,22 +212,27 @@ def _first_answers(user_ids, lesson_ids) -> dict[int, dict[int, dict]]:
     return firsts
 
 
-def _submitted_attempts(user_ids, quiz_ids) -> dict[tuple[int, int], list[dict]]:
-    """(learner, quiz) -> their submitted attempts (no previews), in order."""
+def _submitted_attempts(user_ids, quizzes) -> dict[tuple[int, int], list[dict]]:
+    """(learner, quiz) -> their submitted attempts (no previews), in order,
+    where the quiz's feedback policy has released their scores."""
     attempts: dict[tuple[int, int], list[dict]] = defaultdict(list)
-    if not quiz_ids:
+    quizzes = list({q.pk: q for q in quizzes}.values())
+    if not quizzes:
         return attempts
+    released = scores_released(quizzes, user_ids, timezone.now())
     for row in (
         QuizAttempt.objects.filter(
             learner_id__in=user_ids,
-            quiz_id__in=quiz_ids,
+            quiz_id__in=[q.pk for q in quizzes],
             preview=False,
             state=QuizAttempt.State.SUBMITTED,
         )
         .order_by("number", "pk")
         .values("pk", "learner_id", "quiz_id", "number", "score", "submitted_at")
     ):
-        attempts[(row["learner_id"], row["quiz_id"])].append(row)
+        key = (row["learner_id"], row["quiz_id"])
+        if key in released:
+            attempts[key].append(row)
     return attempts
 
 
@@ -233,7 +243,11 @@ def _late(days: int) -> str:
 def _quiz_score(assignment, due, quiz: Quiz, rows) -> tuple[float, Counted | None, str]:
     """The quiz's rule over the learner's attempts, each times its lateness."""
     if not rows:
-        return 0.0, None, "no submitted attempt"
+        return (
+            0.0,
+            None,
+            "no score yet: none submitted, or held until feedback opens",
+        )
     graded = []  # (row, its own score, days late, factor)
     for row in rows:
         late = days_late(row["submitted_at"], due)
@@ -270,7 +284,7 @@ def quiz_scores(
     """(learner, quiz) -> the quiz's own score (0-1) outside any assignment:
     its rule over the submitted attempts, nothing late; None (not 0) for a
     learner without a submitted attempt. One query for all of them."""
-    attempts = _submitted_attempts(user_ids, [q.pk for q in quizzes])
+    attempts = _submitted_attempts(user_ids, quizzes)
     return {
         (user_id, quiz.pk): combine(
             quiz, [row["score"] or 0.0 for row in attempts.get((user_id, quiz.pk), [])]
@@ -318,7 +332,7 @@ def assignment_scores(
     questions = _lesson_questions(lesson_ids)
     firsts = _first_answers(ids, lesson_ids)
     quiz_attempts = _submitted_attempts(
-        ids, [i.quiz_id for i in items if i.kind == Kind.QUIZ]
+        ids, [i.quiz for i in items if i.kind == Kind.QUIZ]
     )
 
     results = []

@@ -2,14 +2,13 @@
 
 Plain forms that work without JavaScript; every write goes through
 quiz.teaching.assignments.services (the API's path too). Dates typed in a
-form are read in the time zone the browser reports (`tz`, filled by
-static/js/localtime.js; UTC without it) and stored in UTC.
+form are read in the time zone they were shown in (quiz/templatetags/
+zoned_time.py: the browser's, or UTC without JavaScript) and stored in UTC.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from datetime import datetime
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
@@ -28,8 +27,7 @@ from quiz.teaching.assignments.scoring import assignment_scores
 from quiz.teaching.csv_files import csv_response, export_filename
 from quiz.teaching.models import Assignment, CohortMembership
 from quiz.teaching.quizzes.models import Quiz
-
-FORM_TIME = "%Y-%m-%dT%H:%M"
+from quiz.templatetags.zoned_time import FormTimeError, form_time
 
 
 def _assignment_or_404(request, assignment_id: int) -> Assignment:
@@ -39,25 +37,13 @@ def _assignment_or_404(request, assignment_id: int) -> Assignment:
         raise Http404("No such assignment.") from None
 
 
-def _zone(name: str):
+def _form_time(post, field: str, stored: datetime | None = None) -> datetime:
+    """The posted date and time in UTC (zoned_time.form_time), or an
+    AssignmentError naming the field."""
     try:
-        return ZoneInfo(name) if name else UTC
-    except (ZoneInfoNotFoundError, ValueError):
-        return UTC
-
-
-def _form_time(value: str, zone, field: str) -> datetime:
-    try:
-        naive = datetime.strptime(value.strip(), FORM_TIME)
-    except ValueError:
-        raise services.AssignmentError(
-            "Give a date and time (YYYY-MM-DDTHH:MM).", field=field
-        ) from None
-    return naive.replace(tzinfo=zone).astimezone(UTC)
-
-
-def _input_time(moment: datetime | None, zone) -> str:
-    return moment.astimezone(zone).strftime(FORM_TIME) if moment else ""
+        return form_time(post, field, stored=stored)
+    except FormTimeError as exc:
+        raise services.AssignmentError(str(exc), field=exc.field) from None
 
 
 def _float(value: str, field: str) -> float:
@@ -97,12 +83,12 @@ def _items_from_post(post) -> list[services.ItemSpec]:
     return specs
 
 
-def _values_from_post(post) -> dict:
-    zone = _zone(post.get("tz", ""))
+def _values_from_post(post, assignment: Assignment | None = None) -> dict:
+    """The form's fields; a date left as the form showed it keeps its value."""
     return {
         "title": post.get("title", ""),
-        "opens_at": _form_time(post.get("opens_at", ""), zone, "opens_at"),
-        "due_at": _form_time(post.get("due_at", ""), zone, "due_at"),
+        "opens_at": _form_time(post, "opens_at", assignment and assignment.opens_at),
+        "due_at": _form_time(post, "due_at", assignment and assignment.due_at),
         "late_policy": post.get("late_policy", ""),
         **{
             name: _float(post.get(name) or default, name)
@@ -127,11 +113,9 @@ def _form_context(cohort, post=None, assignment: Assignment | None = None) -> di
         weights = {f"{i.kind}-{i.slug}": f"{i.weight:g}" for i in rows}
         values = {
             "title": assignment.title,
-            # UTC here (the tz field says so); localtime.js shows them local.
-            "opens_at": _input_time(assignment.opens_at, UTC),
-            "due_at": _input_time(assignment.due_at, UTC),
-            "opens_at_utc": assignment.opens_at.isoformat(),
-            "due_at_utc": assignment.due_at.isoformat(),
+            # Datetimes: {% zoned_datetime %} shows them in the browser's zone.
+            "opens_at": assignment.opens_at,
+            "due_at": assignment.due_at,
             "late_policy": assignment.late_policy,
             "penalty_per_day": f"{assignment.penalty_per_day:g}",
             "penalty_cap": f"{assignment.penalty_cap:g}",
@@ -224,7 +208,7 @@ def assignment_edit(request, assignment_id: int):
                 assignment=assignment,
                 actor=request.user,
                 items=_items_from_post(request.POST),
-                **_values_from_post(request.POST),
+                **_values_from_post(request.POST, assignment),
             )
         except services.AssignmentError as exc:
             return _form_again(request, context, exc)
@@ -352,11 +336,7 @@ def extension_view(request, assignment_id: int):
             assignment=assignment,
             actor=request.user,
             learner=learner,
-            due_at=_form_time(
-                request.POST.get("due_at", ""),
-                _zone(request.POST.get("tz", "")),
-                "due_at",
-            ),
+            due_at=_form_time(request.POST, "due_at"),
         )
     except services.AssignmentError as exc:
         messages.error(request, str(exc))

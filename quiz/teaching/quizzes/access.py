@@ -2,12 +2,15 @@
 
 A quiz answers to its cohort's instructors and superusers (all of it) and
 to the cohort's members while it is not archived (what a learner sees);
-an attempt answers only to its own learner. Anyone else gets Http404
-("no such"), which the API turns into a JSON 404 with the same words.
+an attempt answers only to its own learner. A member asking for what only
+instructors see (results, statistics, a change) gets PermissionDenied (a
+403, as assignments answer); anyone else Http404 ("no such"), which the
+API turns into a JSON 404 with the same words.
 """
 
 from __future__ import annotations
 
+from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
 from quiz.core.params import id_in_range
@@ -23,13 +26,11 @@ def teaches(user, quiz: Quiz) -> bool:
 
 
 def quiz_taught(user, quiz_id: int) -> Quiz:
-    """The quiz if `user` teaches its cohort (or is a superuser)."""
-    qs = Quiz.objects.select_related("cohort")
-    if not user.is_superuser:
-        qs = qs.filter(cohort_id__in=sel.cohorts_taught_ids(user))
-    quiz = qs.filter(pk=quiz_id).first() if id_in_range(quiz_id) else None
-    if quiz is None:
-        raise Http404("No such quiz.")
+    """The quiz if `user` teaches its cohort (or is a superuser); 403 for a
+    learner of the cohort, 404 for anyone else."""
+    quiz, teaches = quiz_seen(user, quiz_id)
+    if not teaches:
+        raise PermissionDenied("Only the quiz's instructors can do this.")
     return quiz
 
 

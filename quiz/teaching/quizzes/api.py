@@ -29,6 +29,14 @@ from quiz.teaching.quizzes.presenting import attempt_state
 # Serializers -----------------------------------------------------------------
 
 
+class MinutesField(serializers.FloatField):
+    """Minutes, fractions allowed; whole minutes read as integers (30, not 30.0)."""
+
+    def to_representation(self, value):
+        value = super().to_representation(value)
+        return int(value) if value.is_integer() else value
+
+
 class SlotInSerializer(serializers.Serializer):
     points = serializers.FloatField(default=1.0)
     draw = serializers.IntegerField(default=1, help_text="Questions drawn (>= 1).")
@@ -44,8 +52,12 @@ class QuizInSerializer(serializers.Serializer):
     title = serializers.CharField(max_length=200)
     opens_at = serializers.DateTimeField()
     closes_at = serializers.DateTimeField()
-    time_limit = serializers.IntegerField(
-        allow_null=True, required=False, default=None, help_text="Minutes; null: none."
+    time_limit = MinutesField(
+        allow_null=True,
+        required=False,
+        default=None,
+        help_text="Minutes per attempt, fractions allowed (7.5 is 7 min 30 s, "
+        "kept to the second); null: none.",
     )
     attempts_allowed = serializers.IntegerField(default=1)
     combine = serializers.ChoiceField(Quiz.Combine.values, default=Quiz.Combine.BEST)
@@ -80,7 +92,7 @@ class QuizSerializer(serializers.Serializer):
     title = serializers.CharField()
     opens_at = serializers.DateTimeField()
     closes_at = serializers.DateTimeField()
-    time_limit = serializers.IntegerField(allow_null=True)
+    time_limit = MinutesField(allow_null=True)
     attempts_allowed = serializers.IntegerField()
     combine = serializers.CharField()
     feedback = serializers.CharField()
@@ -103,7 +115,7 @@ class LearnerQuizSerializer(serializers.Serializer):
     title = serializers.CharField()
     opens_at = serializers.DateTimeField()
     closes_at = serializers.DateTimeField()
-    time_limit = serializers.IntegerField(allow_null=True)
+    time_limit = MinutesField(allow_null=True)
     attempts_allowed = serializers.IntegerField()
     combine = serializers.CharField()
     feedback = serializers.CharField()
@@ -420,10 +432,18 @@ class QuizStatisticsView(_JsonOrCsvView):
             404: OpenApiResponse(description="Not one of your quizzes"),
         },
         summary="Item analysis: facility, discrimination, alpha, misconceptions",
-        description="Over submitted attempts (previews left out). Per slot and "
-        "question: facility, sd, discrimination (item vs the rest of the test), "
+        description="Over submitted attempts (previews left out). For the quiz: "
+        "mean and sd as fractions of the points (0-1, like an attempt's score), "
+        "mean_points, sd_points and possible in points, alpha, not_recorded "
+        "(results left out: a dropped or never-scored item, or not a finite "
+        "number) and min_responses_to_flag. Per slot and question: item (its "
+        "number, as on the page and in the CSV), title, prompt (empty when "
+        "varies: a template's numbers differ per learner), n, not_recorded, "
+        "facility, sd, discrimination (item vs the rest of the test), "
         "discriminative efficiency; per option its share overall and in the top "
-        "and bottom 27%; common wrong answers; flags with reasons; and the "
+        "and bottom 27%; common wrong answers; flags with reasons, only from "
+        "min_responses_to_flag responses (else flags_withheld and a note: 'no "
+        "responses' or 'too few responses (n < 5) to flag'); and the "
         "misconceptions behind wrong answers, linked to diagnoses and lessons.",
         tags=["quizzes"],
     )
@@ -433,7 +453,7 @@ class QuizStatisticsView(_JsonOrCsvView):
         found = analysis.quiz_analysis(quiz)
         if self.wants_csv(request):
             return csv_response(
-                text=csv_text(*_split(list(found.stats.csv_rows()))),
+                text=csv_text(*_split(analysis.csv_rows(found))),
                 filename=export_filename(quiz.cohort, f"quiz-{quiz.pk}-statistics"),
             )
         return Response(

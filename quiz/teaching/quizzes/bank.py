@@ -1,14 +1,22 @@
-"""The question bank a quiz draws from: self-checks and templates, by ref.
+"""The question bank a quiz draws from: self-checks, templates, quiz-only
+questions and code exercises, by ref.
 
 A ref names a question: "q:<id>" a lesson's choice or numeric self-check,
-"t:<slug>" a question template, "x:<slug>" a code exercise (graded by the
-grader, see quizzes.code). `Bank` turns refs and variant seeds into
-`Drawn` questions (prompt, options, key) with a fixed number of queries,
-and expands a slot's pool into refs.
+"t:<slug>" a question template, "b:<slug>" a quiz-only question (a
+QuizQuestion: a fixed prompt and key like a self-check's, which no lesson
+page, self-check or review card shows, so a quiz that holds its feedback
+back can use it), "x:<slug>" a code exercise (graded by the grader, see
+quizzes.code). `Bank` turns refs and variant seeds into `Drawn` questions
+(prompt, options, key, and the named wrong answers of templates and
+quiz-only questions) with a fixed number of queries, and expands a slot's
+pool into refs.
 
-A lesson or a section in a pool brings its self-checks and templates, not
-its exercises: a code question takes far longer than the others, so an
-instructor names each one ("exercises") rather than drawing it by chance.
+A pool names self-checks ("questions": ids), "templates", "quiz_questions"
+and "exercises" (slugs), or whole "lessons" and "sections". A lesson or a
+section brings its self-checks, templates and quiz-only questions (a
+quiz-only question by its lessons, or by its section), not its exercises:
+a code question takes far longer than the others, so an instructor names
+each one ("exercises") rather than drawing it by chance.
 
 Recall self-checks are left out of quizzes: they are self-rated, and a
 closed assessment cannot take a learner's word for their own score.
@@ -23,10 +31,31 @@ from grading_engine.quiz_bank import variants
 from grading_engine.quiz_bank.numbers import NotANumber, parse_number, within
 
 from grader.models import Exercise
-from quiz.content.models import Lesson, Question, QuestionTemplate, Section
+from quiz.content.models import (
+    Lesson,
+    Question,
+    QuestionTemplate,
+    QuizQuestion,
+    Section,
+)
 
 SCORED_KINDS = (Question.Kind.CHOICE, Question.Kind.NUMERIC)
-POOL_KEYS = ("questions", "templates", "exercises", "lessons", "sections")
+POOL_KEYS = (
+    "questions",
+    "templates",
+    "quiz_questions",
+    "exercises",
+    "lessons",
+    "sections",
+)
+# What a missing slug of each pool key is called: "No quiz question x."
+_POOL_NAMES = {
+    "templates": "template",
+    "quiz_questions": "quiz question",
+    "exercises": "exercise",
+    "lessons": "lesson",
+    "sections": "section",
+}
 
 
 class PoolInvalid(ValueError):
@@ -69,6 +98,11 @@ class Drawn:
 
     def tolerance_text(self) -> str:
         absolute, relative = self.tolerance
+        if relative and absolute:  # a quiz-only question may give both
+            return (
+                f"within {variants.show(absolute)} or {relative * 100:g}%, "
+                "whichever is larger"
+            )
         if relative:
             return f"within {relative * 100:g}%"
         return f"within {variants.show(absolute)}" if absolute else "exactly"
@@ -142,6 +176,54 @@ def _question(q: Question) -> Drawn:
     )
 
 
+def _whole(number):
+    """7087872.0 as 7087872 (shown and compared as the author wrote it)."""
+    if isinstance(number, float) and math.isfinite(number) and number.is_integer():
+        return int(number)
+    return number
+
+
+def _quiz_question(q: QuizQuestion) -> Drawn:
+    """A quiz-only question: a self-check's fixed key, plus its title, its
+    relative tolerance and its misconceptions as named wrong answers."""
+    wrong = []
+    for m in q.misconceptions if isinstance(q.misconceptions, list) else []:
+        if not isinstance(m, dict) or not m.get("says"):
+            continue  # the loader and the admin refuse these; never crash a quiz
+        named = {"diagnosis": m.get("diagnosis") or "", "says": m["says"]}
+        if q.kind == QuizQuestion.Kind.CHOICE:
+            index = m.get("choice")
+            if isinstance(index, int) and 0 <= index < len(q.choices):
+                wrong.append(WrongAnswer(value=str(q.choices[index]), **named))
+        else:
+            number = _whole(m.get("answer"))
+            if isinstance(number, int | float) and not isinstance(number, bool):
+                wrong.append(
+                    WrongAnswer(value=variants.show(number), number=number, **named)
+                )
+    if q.kind == QuizQuestion.Kind.CHOICE:
+        return Drawn(
+            ref=f"b:{q.slug}",
+            kind="choice",
+            title=q.title,
+            prompt=q.prompt,
+            options=[str(c) for c in q.choices],
+            correct=q.correct_choice,
+            explanation=q.explanation,
+            wrong=wrong,
+        )
+    return Drawn(
+        ref=f"b:{q.slug}",
+        kind="numeric",
+        title=q.title,
+        prompt=q.prompt,
+        answer=_whole(q.numeric_answer),
+        tolerance=(q.tolerance, q.relative_tolerance),
+        explanation=q.explanation,
+        wrong=wrong,
+    )
+
+
 def _template(t: QuestionTemplate, seed: str) -> Drawn:
     variant = variants.render(t.spec, seed)
     wrong = [
@@ -188,12 +270,14 @@ def _exercise(e: Exercise) -> Drawn:
 
 
 class Bank:
-    """Questions, templates and exercises for a set of refs, in three queries."""
+    """Questions, templates, quiz-only questions and exercises for a set of
+    refs, in at most four queries (the last two only when refs name any)."""
 
     def __init__(self, refs) -> None:
         refs = set(refs)
         ids = [int(r[2:]) for r in refs if r.startswith("q:") and r[2:].isdigit()]
         slugs = [r[2:] for r in refs if r.startswith("t:")]
+        only = [r[2:] for r in refs if r.startswith("b:")]
         exercises = [r[2:] for r in refs if r.startswith("x:")]
         self.questions = {
             f"q:{q.pk}": q
@@ -201,6 +285,10 @@ class Bank:
         }
         self.templates = {
             f"t:{t.slug}": t for t in QuestionTemplate.objects.filter(slug__in=slugs)
+        }
+        self.quiz_questions = {
+            f"b:{q.slug}": q
+            for q in (QuizQuestion.objects.filter(slug__in=only) if only else ())
         }
         self.exercises = {
             f"x:{e.slug}": e
@@ -212,11 +300,18 @@ class Bank:
         }
 
     def has(self, ref: str) -> bool:
-        return ref in self.questions or ref in self.templates or ref in self.exercises
+        return (
+            ref in self.questions
+            or ref in self.templates
+            or ref in self.quiz_questions
+            or ref in self.exercises
+        )
 
     def draw(self, ref: str, seed: str) -> Drawn:
         if ref in self.questions:
             return _question(self.questions[ref])
+        if ref in self.quiz_questions:
+            return _quiz_question(self.quiz_questions[ref])
         if ref in self.exercises:
             return _exercise(self.exercises[ref])
         return _template(self.templates[ref], seed)
@@ -226,6 +321,7 @@ def pool_refs(pool: dict) -> list[str]:
     """Every ref a pool draws from, in a stable order, without repeats."""
     refs: list[str] = [f"q:{i}" for i in pool.get("questions", [])]
     refs += [f"t:{s}" for s in pool.get("templates", [])]
+    refs += [f"b:{s}" for s in pool.get("quiz_questions", [])]
     refs += [f"x:{s}" for s in pool.get("exercises", [])]
     lessons, sections = pool.get("lessons", []), pool.get("sections", [])
     if lessons or sections:
@@ -244,6 +340,15 @@ def pool_refs(pool: dict) -> list[str]:
         refs += [
             f"t:{slug}"
             for slug in templates.order_by("slug").values_list("slug", flat=True)
+        ]
+        only = QuizQuestion.objects.filter(
+            lessons__slug__in=lessons
+        ) | QuizQuestion.objects.filter(section__slug__in=sections)
+        refs += [
+            f"b:{slug}"
+            for slug in only.order_by("section__order", "slug").values_list(
+                "slug", flat=True
+            )
         ]
     return list(dict.fromkeys(refs))
 
@@ -284,6 +389,7 @@ def _check_exists(pool: dict) -> None:
             )
     for key, rows in (
         ("templates", QuestionTemplate.objects),
+        ("quiz_questions", QuizQuestion.objects),
         ("exercises", Exercise.objects.filter(published=True)),
         ("lessons", Lesson.objects),
         ("sections", Section.objects),
@@ -294,4 +400,4 @@ def _check_exists(pool: dict) -> None:
         known = set(rows.filter(slug__in=wanted).values_list("slug", flat=True))
         missing = [s for s in wanted if s not in known]
         if missing:
-            raise PoolInvalid(f"No {key[:-1]} {', '.join(missing)}.")
+            raise PoolInvalid(f"No {_POOL_NAMES[key]} {', '.join(missing)}.")

@@ -42,10 +42,29 @@ def is_code(item: dict) -> bool:
     return item["ref"].startswith("x:")
 
 
-def clean_code(value) -> str:
-    """Code as stored, or ValueError saying what the grader would refuse."""
+def starter_of(item: dict) -> str:
+    """The starter code of a code question's exercise ("" if it is gone)."""
+    starter = (
+        Exercise.objects.filter(slug=item["ref"][2:])
+        .values_list("starter", flat=True)
+        .first()
+    )
+    return starter or ""
+
+
+def normal_lines(text: str) -> str:
+    """Text with Unix line endings: a browser's form sends CRLF."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def clean_code(value, *, starter: str = "") -> str | None:
+    """Code as stored (None for the starter sent back untouched: not an
+    answer), or ValueError saying what the grader would refuse."""
     if not isinstance(value, str):
         raise ValueError("Write Python code (text).")
+    value = normal_lines(value)
+    if not value.strip() or value.strip() == normal_lines(starter).strip():
+        return None
     problem = code_problem(value)
     if problem:
         raise ValueError(problem[0].upper() + problem[1:] + ".")
@@ -97,7 +116,10 @@ def code_release(attempt: QuizAttempt, now: datetime | None = None) -> int:
             else:
                 try:
                     row.submission = submission_create(
-                        user=attempt.learner, exercise=exercise, code=code
+                        user=attempt.learner,
+                        exercise=exercise,
+                        code=code,
+                        for_quiz=True,
                     )
                 except SubmissionThrottled:
                     throttled = True  # the learner's own queue is full: later

@@ -18,12 +18,12 @@ from grader.models import Exercise
 from quiz.content.models import QuestionTemplate, Section
 from quiz.core.params import id_in_range
 from quiz.teaching.access import cohort_or_404, instructor_required
-from quiz.teaching.assignments.services import AssignmentError
-from quiz.teaching.assignments.views import _form_time, _input_time, _zone
 from quiz.teaching.quizzes import access, analysis, regrading, results, services
 from quiz.teaching.quizzes.bank import Bank, pool_refs
 from quiz.teaching.quizzes.chart import facility_chart
 from quiz.teaching.quizzes.models import Quiz, QuizAccommodation, QuizRegrade
+from quiz.teaching.quizzes.security import slot_practice
+from quiz.templatetags.zoned_time import FormTimeError, form_time
 
 SAMPLE_VARIANTS = 3
 # "2 x3: template:kv-cache-bytes, lesson:kv-cache" -> points 2, draw 3, pool.
@@ -33,18 +33,20 @@ _SLOT_LINE = re.compile(
 _POOL_WORDS = {
     "question": "questions",
     "template": "templates",
+    "quiz-question": "quiz_questions",
     "exercise": "exercises",
     "lesson": "lessons",
     "section": "sections",
 }
 
 
-def _time(value: str, zone, field: str):
-    """A form's date and time in UTC, or QuizError naming the field."""
+def _time(post, field: str, stored=None, *, required: bool = True):
+    """A form's date and time in UTC (zoned_time.form_time: read in the zone
+    it was shown in, `stored` kept if unchanged), or QuizError naming it."""
     try:
-        return _form_time(value, zone, field)
-    except AssignmentError as exc:
-        raise services.QuizError(str(exc), field=field) from None
+        return form_time(post, field, stored=stored, required=required)
+    except FormTimeError as exc:
+        raise services.QuizError(str(exc), field=exc.field) from None
 
 
 def parse_slots(text: str) -> list[services.SlotSpec]:
@@ -66,7 +68,8 @@ def parse_slots(text: str) -> list[services.SlotSpec]:
             if key is None or not name.strip():
                 raise services.QuizError(
                     f"Line {n}: {word!r} is not question:<id>, template:<slug>, "
-                    "exercise:<slug>, lesson:<slug> or section:<slug>.",
+                    "quiz-question:<slug>, exercise:<slug>, lesson:<slug> or "
+                    "section:<slug>.",
                     field="slots",
                 )
             value = name.strip()
@@ -105,21 +108,26 @@ def quiz_list(request, cohort_id: int):
     )
 
 
-def _form_values(request) -> tuple[dict, list[services.SlotSpec]]:
+def _form_values(request, quiz=None) -> tuple[dict, list[services.SlotSpec]]:
     post = request.POST
-    zone = _zone(post.get("tz", ""))
     limit = post.get("time_limit", "").strip()
     try:
         attempts = int(post.get("attempts_allowed", "1"))
-        time_limit = int(limit) if limit else None
     except ValueError:
         raise services.QuizError(
-            "Attempts and time limit are whole numbers.", field="time_limit"
+            "Attempts allowed is a whole number.", field="attempts_allowed"
+        ) from None
+    try:
+        time_limit = float(limit) if limit else None
+    except ValueError:
+        raise services.QuizError(
+            "The time limit is a number of minutes (7.5 is 7 min 30 s).",
+            field="time_limit",
         ) from None
     values = {
         "title": post.get("title", ""),
-        "opens_at": _time(post.get("opens_at", ""), zone, "opens_at"),
-        "closes_at": _time(post.get("closes_at", ""), zone, "closes_at"),
+        "opens_at": _time(post, "opens_at", quiz and quiz.opens_at),
+        "closes_at": _time(post, "closes_at", quiz and quiz.closes_at),
         "time_limit": time_limit,
         "attempts_allowed": attempts,
         "combine": post.get("combine", Quiz.Combine.BEST),
@@ -176,12 +184,12 @@ def quiz_new(request, cohort_id: int):
 @require_http_methods(["GET", "POST"])
 def quiz_edit(request, quiz_id: int):
     quiz = access.quiz_taught(request.user, quiz_id)
-    zone = _zone(request.POST.get("tz", "")) if request.method == "POST" else None
     form = {
         "title": quiz.title,
-        "opens_at": _input_time(quiz.opens_at, zone or _zone("")),
-        "closes_at": _input_time(quiz.closes_at, zone or _zone("")),
-        "time_limit": quiz.time_limit or "",
+        # Datetimes: {% zoned_datetime %} shows them in the browser's zone.
+        "opens_at": quiz.opens_at,
+        "closes_at": quiz.closes_at,
+        "time_limit": f"{quiz.time_limit:g}" if quiz.time_limit else "",
         "attempts_allowed": quiz.attempts_allowed,
         "combine": quiz.combine,
         "feedback": quiz.feedback,
@@ -191,7 +199,7 @@ def quiz_edit(request, quiz_id: int):
     if request.method == "POST":
         form = request.POST
         try:
-            values, slots = _form_values(request)
+            values, slots = _form_values(request, quiz)
             same = [(s.points, s.draw, s.pool) for s in quiz.slots.all()]
             changed = [(s.points, s.draw, s.pool) for s in slots] != same
             services.quiz_update(
@@ -223,19 +231,23 @@ def quiz_detail(request, quiz_id: int):
     quiz = access.quiz_taught(request.user, quiz_id)
     services.close_expired(quiz=quiz)
     rows = results.quiz_results(quiz)
+    slots = list(quiz.slots.all())
+    for slot in slots:
+        slot.practice = slot_practice(quiz, slot)
     return render(
         request,
         "instructor/quiz.html",
         {
             "quiz": quiz,
             "cohort": quiz.cohort,
-            "slots": quiz.slots.all(),
+            "slots": slots,
             "rows": rows,
             "accommodations": QuizAccommodation.objects.filter(quiz=quiz)
             .select_related("learner")
             .order_by("learner__username"),
             "regrades": quiz.regrades.all()[:5],
             "has_attempts": services.quiz_has_attempts(quiz),
+            "practice": any(slot.practice for slot in slots),
         },
     )
 
@@ -254,7 +266,14 @@ def quiz_variants(request, quiz_id: int):
             drawn = [bank.draw(ref, seed) for seed in seeds]
             unique = {d.prompt: d for d in drawn}  # a self-check has one variant
             samples.append({"ref": ref, "variants": list(unique.values())})
-        slots.append({"slot": slot, "pool_size": len(refs), "samples": samples})
+        slots.append(
+            {
+                "slot": slot,
+                "pool_size": len(refs),
+                "samples": samples,
+                "practice": slot_practice(quiz, slot),
+            }
+        )
     return render(
         request,
         "instructor/quiz_variants.html",
@@ -319,15 +338,12 @@ def quiz_accommodation(request, quiz_id: int):
         if learner is None:
             raise services.QuizError("Pick a learner of the cohort.", field="learner")
         factor = post.get("time_factor", "").strip()
-        closes = post.get("closes_at", "").strip()
         services.accommodation_set(
             quiz=quiz,
             learner=learner,
             actor=request.user,
             time_factor=float(factor) if factor else None,
-            closes_at=_time(closes, _zone(post.get("tz", "")), "closes_at")
-            if closes
-            else None,
+            closes_at=_time(post, "closes_at", required=False),
         )
     except services.QuizError as exc:
         messages.error(request, str(exc))

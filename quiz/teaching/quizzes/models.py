@@ -24,8 +24,11 @@ class Quiz(models.Model):
     title = models.CharField(max_length=200)
     opens_at = models.DateTimeField()
     closes_at = models.DateTimeField()
-    time_limit = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Minutes per attempt; empty for none."
+    time_limit = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Minutes per attempt (fractions allowed: 7.5 is 7 min 30 s); "
+        "empty for none.",
     )
     attempts_allowed = models.PositiveSmallIntegerField(default=1)
     combine = models.CharField(
@@ -38,6 +41,12 @@ class Quiz(models.Model):
         default=True, help_text="Shuffle question order and option order per attempt."
     )
     archived_at = models.DateTimeField(null=True, blank=True)
+    released_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When held-back scores last went out (scores_changed) after the "
+        "quiz closed for everyone; cleared when it can be answered again.",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
     )
@@ -56,7 +65,7 @@ class Quiz(models.Model):
                 condition=Q(attempts_allowed__gte=1), name="quiz_allows_an_attempt"
             ),
             models.CheckConstraint(
-                condition=Q(time_limit__isnull=True) | Q(time_limit__gte=1),
+                condition=Q(time_limit__isnull=True) | Q(time_limit__gt=0),
                 name="quiz_time_limit_positive",
             ),
         ]
@@ -137,6 +146,9 @@ class QuizAttempt(models.Model):
         help_text="Saved code not yet sent to the grader: it goes when the "
         "feedback policy lets its checks show (quizzes.code).",
     )
+    flags = models.JSONField(
+        default=list, blank=True, help_text="Question numbers flagged for review."
+    )
 
     class Meta:
         ordering = ["quiz", "learner", "number"]
@@ -216,6 +228,9 @@ class QuizAccommodation(models.Model):
     )
     time_factor = models.FloatField(default=1.0)
     closes_at = models.DateTimeField(null=True, blank=True)
+    extra_attempts = models.PositiveSmallIntegerField(
+        default=0, help_text="Attempts beyond the quiz's own (a reopen gives one)."
+    )
     granted_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
     )
@@ -243,6 +258,12 @@ class QuizRegrade(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    what = models.CharField(
+        max_length=300,
+        blank=True,
+        help_text="What changed: empty for a plain regrade, else the question "
+        "and its change.",
+    )
     total = models.PositiveIntegerField(default=0)
     changed = models.PositiveIntegerField(default=0)
 
@@ -270,3 +291,82 @@ class QuizRegradeResult(models.Model):
 
     class Meta:
         ordering = ["pk"]
+
+
+class QuizQuestionChange(models.Model):
+    """A question regraded for this quiz only: a new key or tolerance, full
+    credit for everyone, or dropped (its points leave every attempt's total).
+
+    The question itself (a self-check, template or quiz-only question) stays
+    as it is for every other quiz and cohort. One change per question; a
+    new one replaces it (the audit log and the regrade reports keep the past).
+    """
+
+    class Action(models.TextChoices):
+        KEY = "key", "Change the key"
+        TOLERANCE = "tolerance", "Change the tolerance"
+        FULL_CREDIT = "full_credit", "Full credit for everyone"
+        DROP = "drop", "Drop the question"
+
+    quiz = models.ForeignKey(
+        Quiz, on_delete=models.CASCADE, related_name="question_changes"
+    )
+    ref = models.CharField(max_length=100, help_text="The question: q:, t:, b: or x:")
+    action = models.CharField(max_length=12, choices=Action.choices)
+    answer = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="key: the right option (its index as stored) or the number.",
+    )
+    tolerance_absolute = models.FloatField(null=True, blank=True)
+    tolerance_relative = models.FloatField(null=True, blank=True)
+    comment = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["quiz", "ref"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["quiz", "ref"], name="quiz_question_change_once"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.quiz}: {self.ref} {self.action}"
+
+
+class QuizItemOverride(models.Model):
+    """An instructor's score for one question of one attempt, with why.
+
+    Scoring applies it after the keys, so a regrade keeps it; the attempt's
+    score (and through it the gradebook and the LMS) follows.
+    """
+
+    attempt = models.ForeignKey(
+        QuizAttempt, on_delete=models.CASCADE, related_name="overrides"
+    )
+    item = models.PositiveSmallIntegerField(help_text="The question's number.")
+    fraction = models.FloatField(help_text="Its share of the question's points, 0-1.")
+    comment = models.TextField()
+    set_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    set_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["attempt", "item"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["attempt", "item"], name="quiz_item_override_once"
+            ),
+            models.CheckConstraint(
+                condition=Q(fraction__gte=0) & Q(fraction__lte=1),
+                name="quiz_item_override_fraction",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.attempt}: question {self.item} = {self.fraction:g}"

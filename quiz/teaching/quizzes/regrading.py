@@ -1,50 +1,109 @@
-"""Regrading a quiz: every submitted attempt scored again by today's keys.
+"""Regrading a quiz: every submitted attempt scored again, old scores kept.
 
-An instructor who fixes a question's answer or tolerance (or a template's
-function) after learners sat the quiz runs this. Each attempt's old score
-is kept in a QuizRegradeResult beside its new one, so the report lists
-every score that changed and nothing is lost.
+Two ways in. An instructor who fixed a question's answer or tolerance (or
+a template's function) for every cohort reruns the scoring
+(`quiz_regrade`); one who fixes a question for this quiz only saves a
+QuizQuestionChange (a new key or tolerance, full credit, dropped) with a
+dry run first (`question_change_preview`, then `question_change_set`).
+Either way each attempt's old score is kept in a QuizRegradeResult beside
+its new one, so the report lists every score that changed and nothing is
+lost; an instructor's override of one question stays (scoring applies it).
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 from django.db import transaction
+from grading_engine.quiz_bank.numbers import NotANumber, parse_number
 
 from quiz.core.audit import Action, audit_record
 from quiz.core.score_events import scores_changed
-from quiz.teaching.quizzes.bank import Bank
+from quiz.teaching.quizzes.bank import Bank, Drawn, pool_refs
+from quiz.teaching.quizzes.changes import change_words, changed, quiz_changes
 from quiz.teaching.quizzes.models import (
     Quiz,
     QuizAttempt,
+    QuizItemOverride,
+    QuizQuestionChange,
     QuizRegrade,
     QuizRegradeResult,
 )
 from quiz.teaching.quizzes.scoring import apply_score, score_items
 from quiz.teaching.quizzes.services import close_expired
 
+Action_ = QuizQuestionChange.Action
+MAX_TOLERANCE = 1e15
 
-def quiz_regrade(*, quiz: Quiz, actor) -> QuizRegrade:
-    """Rescore every submitted attempt (previews too); one transaction.
 
-    Attempts whose deadline passed are submitted first, so they count.
-    """
-    close_expired(quiz=quiz)
+class ChangeInvalid(ValueError):
+    """The change cannot apply to this question; `field` names what to fix."""
+
+    def __init__(self, message: str, *, field: str = "action"):
+        super().__init__(message)
+        self.field = field
+
+
+def rescore(quiz: Quiz, *, changes: dict, lock: bool) -> list[tuple]:
+    """Every submitted attempt scored again: (attempt, (old points, old score,
+    old results)) each, the attempt holding its new score, not saved."""
+    attempts = QuizAttempt.objects.filter(
+        quiz=quiz, state=QuizAttempt.State.SUBMITTED
+    ).order_by("pk")
+    if lock:
+        attempts = attempts.select_for_update(of=("self",))
+    attempts = list(attempts.select_related("learner"))
+    bank = Bank(item["ref"] for a in attempts for item in a.items)
+    overrides: dict[int, dict] = {}
+    for row in QuizItemOverride.objects.filter(attempt__quiz=quiz):
+        overrides.setdefault(row.attempt_id, {})[row.item] = row
+    out = []
+    for attempt in attempts:
+        old = (attempt.points, attempt.score, list(attempt.results))
+        fractions = score_items(
+            attempt, bank, changes=changes, overrides=overrides.get(attempt.pk, {})
+        )
+        apply_score(attempt, fractions)
+        out.append((attempt, old))
+    return out
+
+
+def regrade_delta(attempt: QuizAttempt, old: tuple) -> dict:
+    """One attempt's score before and after, as the reports show it."""
+    return _delta_row(
+        attempt, old, (attempt.points, attempt.score, attempt.results)
+    ) | {"possible": attempt.possible}
+
+
+def _delta_row(attempt: QuizAttempt, old: tuple, new: tuple) -> dict:
+    return {
+        "attempt": attempt.pk,
+        "learner": attempt.learner.username,
+        "number": attempt.number,
+        "preview": attempt.preview,
+        "old_points": old[0],
+        "new_points": new[0],
+        "old_score": old[1],
+        "new_score": new[1],
+        "questions": _moved(old[2], new[2]),
+    }
+
+
+def _moved(old: list, new: list) -> list[int]:
+    return [
+        n for n, (a, b) in enumerate(zip(old, new, strict=False), start=1) if a != b
+    ]
+
+
+def regrade_run(*, quiz: Quiz, actor, what: str = "") -> QuizRegrade:
+    """Rescore every submitted attempt (previews too) in one transaction."""
     with transaction.atomic():
-        attempts = list(
-            QuizAttempt.objects.select_for_update()
-            .filter(quiz=quiz, state=QuizAttempt.State.SUBMITTED)
-            .order_by("pk")
-        )
-        bank = Bank(item["ref"] for a in attempts for item in a.items)
-        regrade = QuizRegrade.objects.create(
-            quiz=quiz, requested_by=actor, total=len(attempts)
-        )
+        regrade = QuizRegrade.objects.create(quiz=quiz, requested_by=actor, what=what)
         rows, learners = [], set()
-        for attempt in attempts:
-            old = (attempt.points, attempt.score, list(attempt.results))
-            apply_score(attempt, score_items(attempt, bank))
-            changed = old[2] != attempt.results or old[0] != attempt.points
-            if changed:
+        for attempt, old in rescore(quiz, changes=quiz_changes(quiz.pk), lock=True):
+            moved = old[2] != attempt.results or old[0] != attempt.points
+            if moved:
                 attempt.save(update_fields=["results", "points", "possible", "score"])
                 if not attempt.preview:
                     learners.add(attempt.learner_id)
@@ -58,20 +117,28 @@ def quiz_regrade(*, quiz: Quiz, actor) -> QuizRegrade:
                     new_points=attempt.points,
                     new_score=attempt.score,
                     new_results=attempt.results,
-                    changed=changed,
+                    changed=moved,
                 )
             )
         QuizRegradeResult.objects.bulk_create(rows)
+        regrade.total = len(rows)
         regrade.changed = sum(r.changed for r in rows)
-        regrade.save(update_fields=["changed"])
-        audit_record(
-            actor=actor,
-            action=Action.UPDATE,
-            instance=quiz,
-            changes={"regraded": [None, f"{regrade.changed} of {regrade.total}"]},
-        )
+        regrade.save(update_fields=["total", "changed"])
+        changes = {"regraded": [None, f"{regrade.changed} of {regrade.total}"]}
+        if what:
+            changes["what"] = [None, what]
+        audit_record(actor=actor, action=Action.UPDATE, instance=quiz, changes=changes)
         scores_changed(learners)
     return regrade
+
+
+def quiz_regrade(*, quiz: Quiz, actor) -> QuizRegrade:
+    """Rescore every submitted attempt by today's keys (previews too).
+
+    Attempts whose deadline passed are submitted first, so they count.
+    """
+    close_expired(quiz=quiz)
+    return regrade_run(quiz=quiz, actor=actor)
 
 
 def regrade_report(regrade: QuizRegrade) -> list[dict]:
@@ -82,22 +149,139 @@ def regrade_report(regrade: QuizRegrade) -> list[dict]:
         .order_by("attempt__learner__username", "attempt__number")
     )
     return [
-        {
-            "attempt": r.attempt_id,
-            "learner": r.attempt.learner.username,
-            "number": r.attempt.number,
-            "preview": r.attempt.preview,
-            "old_points": r.old_points,
-            "new_points": r.new_points,
-            "old_score": r.old_score,
-            "new_score": r.new_score,
-            "questions": [
-                n
-                for n, (a, b) in enumerate(
-                    zip(r.old_results, r.new_results, strict=False), start=1
-                )
-                if a != b
-            ],
-        }
+        _delta_row(
+            r.attempt,
+            (r.old_points, r.old_score, r.old_results),
+            (r.new_points, r.new_score, r.new_results),
+        )
         for r in rows
     ]
+
+
+# One question, for this quiz only --------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChangeRequest:
+    ref: str
+    action: str
+    answer: object = None  # key: an option (its stored index) or a number
+    absolute: float | None = None
+    relative: float | None = None
+    comment: str = ""
+
+
+def _sample(ref: str) -> Drawn:
+    """The question (a template: one variant; its kind and options are fixed)."""
+    bank = Bank([ref])
+    if not bank.has(ref):
+        raise ChangeInvalid("That question no longer exists.", field="question")
+    return bank.draw(ref, "sample:0")
+
+
+def _checked(quiz: Quiz, request: ChangeRequest) -> tuple[QuizQuestionChange, Drawn]:
+    """The change as stored (and the question), or ChangeInvalid naming the field."""
+    refs = {ref for slot in quiz.slots.all() for ref in pool_refs(slot.pool)}
+    if request.ref not in refs:
+        raise ChangeInvalid(
+            f"{request.ref} is not a question of this quiz.", field="question"
+        )
+    if request.action not in Action_.values:
+        raise ChangeInvalid(
+            f"action is one of {', '.join(Action_.values)}.", field="action"
+        )
+    drawn = _sample(request.ref)
+    row = QuizQuestionChange(
+        quiz=quiz,
+        ref=request.ref,
+        action=request.action,
+        comment=str(request.comment or "")[:2000],
+    )
+    if request.action == Action_.KEY:
+        if request.ref.startswith("t:") or drawn.kind == "code":
+            raise ChangeInvalid(
+                "Each learner's numbers (and so key) differ for a template, and a "
+                "code question is graded by its checks: change its tolerance, give "
+                "full credit or drop it.",
+                field="action",
+            )
+        if drawn.kind == "choice":
+            option = request.answer
+            if isinstance(option, str) and option.strip().isdigit():
+                option = int(option.strip())
+            if isinstance(option, bool) or not isinstance(option, int):
+                raise ChangeInvalid("answer: pick the right option.", field="answer")
+            if not 0 <= option < len(drawn.options):
+                raise ChangeInvalid(f"answer: no option {option}.", field="answer")
+            row.answer = option
+        else:
+            try:
+                number = parse_number(str(request.answer or "").strip()[:100])
+            except NotANumber as exc:
+                raise ChangeInvalid(f"answer: {exc}", field="answer") from None
+            row.answer = str(request.answer).strip()
+            if not math.isfinite(float(number)):
+                raise ChangeInvalid("answer: a finite number.", field="answer")
+    elif request.action == Action_.TOLERANCE:
+        if drawn.kind != "numeric":
+            raise ChangeInvalid(
+                "Only a numeric question has a tolerance.", field="action"
+            )
+        for name, value in (
+            ("absolute", request.absolute),
+            ("relative", request.relative),
+        ):
+            if value is None:
+                continue
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+                or not 0 <= value <= MAX_TOLERANCE
+            ):
+                raise ChangeInvalid(
+                    f"{name}: a number from 0 up (0.01 relative is 1%).", field=name
+                )
+        if request.absolute is None and request.relative is None:
+            raise ChangeInvalid("Give an absolute or a relative tolerance.", "absolute")
+        row.tolerance_absolute = float(request.absolute or 0.0)
+        row.tolerance_relative = float(request.relative or 0.0)
+    return row, drawn
+
+
+def question_change_preview(*, quiz: Quiz, request: ChangeRequest) -> list[dict]:
+    """Dry run: whose scores would change, and by how much. Nothing is saved."""
+    row, _drawn = _checked(quiz, request)
+    changes = {**quiz_changes(quiz.pk), row.ref: row}
+    return [
+        regrade_delta(attempt, old)
+        for attempt, old in rescore(quiz, changes=changes, lock=False)
+        if attempt.points != old[0] or attempt.score != old[1]
+    ]
+
+
+def question_change_set(
+    *, quiz: Quiz, request: ChangeRequest, actor, undo: bool = False
+) -> QuizRegrade:
+    """Save the change (or undo this question's change) and rescore every
+    submitted attempt in one transaction; the report keeps the old scores."""
+    with transaction.atomic():
+        quiz = Quiz.objects.select_for_update().get(pk=quiz.pk)
+        existing = QuizQuestionChange.objects.filter(quiz=quiz, ref=request.ref).first()
+        if undo:
+            if existing is None:
+                raise ChangeInvalid("That question has no change to undo.", "question")
+            drawn = _sample(request.ref)
+            existing.delete()
+            what = "change undone"
+        else:
+            row, drawn = _checked(quiz, request)
+            if existing is not None:
+                row.pk = existing.pk
+            row.created_by = actor
+            row.save()
+            what = change_words(row, changed(drawn, row))
+            if row.comment:
+                what = f"{what} Why: {row.comment}"
+        what = f"“{drawn.title}” ({request.ref}): {what}"[:300]
+        return regrade_run(quiz=quiz, actor=actor, what=what)

@@ -41,13 +41,20 @@ from quiz.teaching.quizzes.models import (
     QuizAttempt,
     QuizSlot,
 )
+from quiz.teaching.quizzes.policy import (
+    HELD_BACK,
+    attempts_allowed,
+    closing_time,
+)
 from quiz.teaching.quizzes.scoring import apply_score, score_items
 
 TITLE_MAX = Quiz._meta.get_field("title").max_length
 MAX_SLOTS = 100
 MAX_ATTEMPTS = 100
 MAX_TIME_LIMIT = 7 * 24 * 60  # minutes
+MIN_TIME_LIMIT = 0.5  # minutes: 30 s
 MAX_TIME_FACTOR = 10.0
+MAX_EXTRA_ATTEMPTS = 20
 
 
 class QuizError(ValueError):
@@ -112,10 +119,19 @@ def _check_settings(values: dict) -> None:
     if values["closes_at"] <= values["opens_at"]:
         raise QuizError("closes_at must be after opens_at.", field="closes_at")
     limit = values.get("time_limit")
-    if limit is not None and not 1 <= limit <= MAX_TIME_LIMIT:
-        raise QuizError(
-            f"time_limit is in minutes, 1 to {MAX_TIME_LIMIT}.", field="time_limit"
-        )
+    if limit is not None:
+        if (
+            isinstance(limit, bool)
+            or not isinstance(limit, int | float)
+            or not math.isfinite(limit)
+            or not MIN_TIME_LIMIT <= limit <= MAX_TIME_LIMIT
+        ):
+            raise QuizError(
+                f"time_limit is in minutes, {MIN_TIME_LIMIT:g} to {MAX_TIME_LIMIT} "
+                "(7.5 is 7 min 30 s).",
+                field="time_limit",
+            )
+        values["time_limit"] = round(limit * 60) / 60  # to the second
     if not 1 <= values.get("attempts_allowed", 1) <= MAX_ATTEMPTS:
         raise QuizError(
             f"attempts_allowed from 1 to {MAX_ATTEMPTS}.", "attempts_allowed"
@@ -138,8 +154,17 @@ def quiz_has_attempts(quiz: Quiz) -> bool:
     return quiz.attempts.filter(preview=False).exists()
 
 
-def quiz_update(*, quiz: Quiz, actor, slots: list[SlotSpec] | None = None, **values):
-    """Change settings (and slots, unless learners have attempts: they drew them)."""
+def quiz_update(
+    *, quiz: Quiz, actor, slots: list[SlotSpec] | None = None, now=None, **values
+):
+    """Change settings (and slots, unless learners have attempts: they drew them).
+
+    Attempts in progress follow a new close or time limit: closing early
+    closes everyone (an attempt whose new deadline has passed is submitted
+    with its saved answers), so feedback after close never opens while
+    someone can still answer.
+    """
+    now = now or timezone.now()
     archived = values.pop("archived", None)
     merged = {
         "title": quiz.title,
@@ -179,7 +204,106 @@ def quiz_update(*, quiz: Quiz, actor, slots: list[SlotSpec] | None = None, **val
             audit_record(
                 actor=actor, action=Action.UPDATE, instance=quiz, changes=changes
             )
+        if {"closes_at", "time_limit"} & set(changes):
+            _deadlines_follow(quiz, now=now)
+    close_expired(quiz=quiz, now=now)
     return quiz
+
+
+def _deadlines_follow(quiz: Quiz, *, now, learner=None) -> None:
+    """Give the attempts in progress the deadline today's settings make."""
+    running = QuizAttempt.objects.select_for_update().filter(
+        quiz=quiz, state=QuizAttempt.State.IN_PROGRESS
+    )
+    if learner is not None:
+        running = running.filter(learner=learner)
+    accommodations = {
+        a.learner_id: a for a in QuizAccommodation.objects.filter(quiz=quiz)
+    }
+    for attempt in running:
+        deadline = _deadline(
+            quiz, accommodations.get(attempt.learner_id), attempt.started_at
+        )
+        if attempt.preview:
+            deadline = max(deadline, attempt.deadline)  # a preview is never cut
+        if deadline != attempt.deadline:
+            attempt.deadline = deadline
+            attempt.save(update_fields=["deadline"])
+
+
+def quiz_close_now(*, quiz: Quiz, actor, now=None) -> Quiz:
+    """Close the quiz for everyone at once: later closes granted end now too,
+    running attempts are submitted with their saved answers, and held-back
+    feedback opens as the policy says (announced to the gradebook and LMS)."""
+    now = (now or timezone.now()).replace(microsecond=0)
+    if now <= quiz.opens_at:
+        raise QuizError(
+            "This quiz has not opened yet: change its dates instead.",
+            field="closes_at",
+        )
+    with transaction.atomic():
+        quiz = Quiz.objects.select_for_update().get(pk=quiz.pk)
+        later = QuizAccommodation.objects.select_for_update().filter(
+            quiz=quiz, closes_at__gt=now
+        )
+        for row in later:
+            audit_record(
+                actor=actor,
+                action=Action.UPDATE,
+                instance=row,
+                changes={"closes_at": [row.closes_at.isoformat(), now.isoformat()]},
+            )
+        later.update(closes_at=now)
+        if quiz.closes_at > now:
+            audit_record(
+                actor=actor,
+                action=Action.UPDATE,
+                instance=quiz,
+                changes={
+                    "closes_at": [quiz.closes_at.isoformat(), now.isoformat()],
+                    "closed": [None, "closed now by an instructor"],
+                },
+            )
+            quiz.closes_at = now
+            quiz.save(update_fields=["closes_at", "updated_at"])
+        _deadlines_follow(quiz, now=now)
+    for attempt in QuizAttempt.objects.filter(
+        quiz=quiz, state=QuizAttempt.State.IN_PROGRESS, preview=False
+    ):
+        attempt_submit(attempt=attempt, by="instructor", now=now)
+    scores_release(now=now, quiz=quiz)
+    return quiz
+
+
+def quiz_reopen(
+    *, quiz: Quiz, learner, actor, closes_at, extra_attempts: int = 1, now=None
+) -> QuizAccommodation:
+    """Let one learner answer again: a later close and more attempts, audited.
+
+    With feedback after close this holds everyone's feedback again until
+    the learner's new close (the policy: nobody may still answer).
+    """
+    now = now or timezone.now()
+    if closes_at is None or closes_at <= now:
+        raise QuizError("Give a close in the future.", field="closes_at")
+    if (
+        isinstance(extra_attempts, bool)
+        or not isinstance(extra_attempts, int)
+        or not 0 <= extra_attempts <= MAX_EXTRA_ATTEMPTS
+    ):
+        raise QuizError(
+            f"extra_attempts is a whole number from 0 to {MAX_EXTRA_ATTEMPTS}.",
+            field="extra_attempts",
+        )
+    row = QuizAccommodation.objects.filter(quiz=quiz, learner=learner).first()
+    return accommodation_set(
+        quiz=quiz,
+        learner=learner,
+        actor=actor,
+        closes_at=closes_at,
+        extra_attempts=(row.extra_attempts if row else 0) + extra_attempts,
+        now=now,
+    )
 
 
 def _slots_text(quiz: Quiz) -> list[str]:
@@ -210,10 +334,24 @@ def quiz_delete(*, quiz: Quiz, actor) -> None:
 
 
 def accommodation_set(
-    *, quiz: Quiz, learner, actor, time_factor=None, closes_at=None
+    *,
+    quiz: Quiz,
+    learner,
+    actor,
+    time_factor=None,
+    closes_at=None,
+    extra_attempts=None,
+    now=None,
 ) -> QuizAccommodation:
+    now = now or timezone.now()
     if not CohortMembership.objects.filter(cohort=quiz.cohort, user=learner).exists():
         raise QuizError(f"{learner.username} is not in this cohort.", field="learner")
+    if closes_at is not None and closes_at <= quiz.opens_at:
+        raise QuizError("A later close must be after the quiz opens.", "closes_at")
+    if extra_attempts is not None and not 0 <= extra_attempts <= MAX_EXTRA_ATTEMPTS:
+        raise QuizError(
+            f"extra_attempts from 0 to {MAX_EXTRA_ATTEMPTS}.", field="extra_attempts"
+        )
     if time_factor is not None and not (
         isinstance(time_factor, int | float)
         and math.isfinite(time_factor)
@@ -232,6 +370,8 @@ def accommodation_set(
             row.time_factor = float(time_factor)
         if closes_at is not None:
             row.closes_at = closes_at
+        if extra_attempts is not None:
+            row.extra_attempts = extra_attempts
         row.granted_by = actor
         row.save()
         changes = audit_changes(old=before, new=audit_snapshot(row))
@@ -242,22 +382,12 @@ def accommodation_set(
             changes=changes,
         )
         # An attempt in progress gets the new deadline too.
-        for attempt in QuizAttempt.objects.select_for_update().filter(
-            quiz=quiz, learner=learner, state=QuizAttempt.State.IN_PROGRESS
-        ):
-            attempt.deadline = _deadline(quiz, row, attempt.started_at)
-            attempt.save(update_fields=["deadline"])
+        _deadlines_follow(quiz, now=now, learner=learner)
+    close_expired(quiz=quiz, learner=learner, now=now)
     return row
 
 
 # Attempts --------------------------------------------------------------------
-
-
-def closing_time(quiz: Quiz, accommodation: QuizAccommodation | None) -> datetime:
-    """When `quiz` closes for a learner with `accommodation` (or None)."""
-    if accommodation and accommodation.closes_at:
-        return max(accommodation.closes_at, quiz.closes_at)
-    return quiz.closes_at
 
 
 def _deadline(quiz: Quiz, accommodation, started_at: datetime) -> datetime:
@@ -343,9 +473,10 @@ def attempt_start(
                 raise AttemptRefused("This quiz has closed.")
         done = QuizAttempt.objects.filter(quiz=quiz, learner=learner, preview=preview)
         count = done.count()
-        if not preview and count >= quiz.attempts_allowed:
+        allowed = attempts_allowed(quiz, accommodation)
+        if not preview and count >= allowed:
             raise AttemptRefused(
-                f"You have used all {quiz.attempts_allowed} attempt(s) of this quiz."
+                f"You have used all {allowed} attempt(s) of this quiz."
             )
         seed = secrets.token_hex(16)
         try:
@@ -378,7 +509,7 @@ class SaveResult:
 
 def _item_index(attempt: QuizAttempt, key) -> int | None:
     text = str(key).strip()
-    if not (text.isascii() and text.isdigit()):
+    if not (text.isascii() and text.isdigit()) or len(text) > 6:
         return None
     index = int(text) - 1
     return index if 0 <= index < len(attempt.items) else None
@@ -390,7 +521,7 @@ def _clean_answer(attempt: QuizAttempt, index: int, value):
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     if code.is_code(item):
-        return code.clean_code(value)
+        return code.clean_code(value, starter=code.starter_of(item))
     if item["order"]:  # a choice: the learner picks a shown position
         if isinstance(value, str) and value.strip().isascii():
             value = int(value.strip()) if value.strip().isdigit() else value
@@ -407,11 +538,30 @@ def _clean_answer(attempt: QuizAttempt, index: int, value):
         raise ValueError(str(exc)) from None
 
 
-def attempt_save(*, attempt: QuizAttempt, answers: dict, now=None) -> SaveResult:
+def _clean_flags(attempt: QuizAttempt, flags) -> list[int]:
+    """Question numbers flagged for review, checked; QuizError naming the field."""
+    if not isinstance(flags, list) or len(flags) > len(attempt.items):
+        raise QuizError("flags is a list of question numbers.", field="flags")
+    numbers = set()
+    for value in flags:
+        index = None if isinstance(value, bool) else _item_index(attempt, value)
+        if index is None:
+            raise QuizError(
+                f"flags: there is no question {str(value)[:20]} in this attempt.",
+                field="flags",
+            )
+        numbers.add(index + 1)
+    return sorted(numbers)
+
+
+def attempt_save(
+    *, attempt: QuizAttempt, answers: dict, flags=None, now=None
+) -> SaveResult:
     """Store the answers given; the bad ones are reported and change nothing.
 
     The row is locked, so two tabs saving at once apply one after the other
-    (the later wins); AttemptClosed once the deadline has passed.
+    (the later wins); AttemptClosed once the deadline has passed. `flags`,
+    if given, replaces the questions flagged for review.
     """
     now = now or timezone.now()
     if not isinstance(answers, dict):
@@ -421,6 +571,10 @@ def attempt_save(*, attempt: QuizAttempt, answers: dict, now=None) -> SaveResult
         if attempt.state != QuizAttempt.State.IN_PROGRESS:
             raise AttemptClosed("This attempt was submitted; answers can't change.")
         expired = now >= attempt.deadline
+        flagged = None if flags is None else _clean_flags(attempt, flags)
+        if flagged is not None and not expired and flagged != attempt.flags:
+            attempt.flags = flagged
+            attempt.save(update_fields=["flags"])
         locked = (
             attempt.quiz.feedback == Quiz.Feedback.IMMEDIATE and not attempt.preview
         )
@@ -446,7 +600,9 @@ def attempt_save(*, attempt: QuizAttempt, answers: dict, now=None) -> SaveResult
                 continue
             stored[str(index + 1)] = {"value": clean, "saved_at": now.isoformat()}
             saved.append(str(index + 1))
-            code_saved = code_saved or code.is_code(attempt.items[index])
+            code_saved = code_saved or (
+                code.is_code(attempt.items[index]) and clean is not None
+            )
         if saved:
             attempt.answers = stored
             attempt.saves += 1
@@ -459,14 +615,18 @@ def attempt_save(*, attempt: QuizAttempt, answers: dict, now=None) -> SaveResult
         raise AttemptClosed(
             "Time is up: this answer arrived after the deadline and was not "
             "saved. Your earlier answers were submitted."
-            if answers
+            if answers or flags is not None
             else "Time is up: the attempt was submitted with your saved answers."
         )
     return SaveResult(attempt=attempt, saved=saved, errors=errors)
 
 
 def attempt_submit(*, attempt: QuizAttempt, by: str = "learner", now=None):
-    """Close and score an attempt; submitting it again changes nothing."""
+    """Close and score an attempt; submitting it again changes nothing.
+
+    With feedback per attempt, submitting the last one opens the feedback
+    of the learner's earlier attempts too: their code goes to the grader.
+    """
     now = now or timezone.now()
     with transaction.atomic():
         attempt = QuizAttempt.objects.select_for_update().get(pk=attempt.pk)
@@ -479,8 +639,14 @@ def attempt_submit(*, attempt: QuizAttempt, by: str = "learner", now=None):
         attempt.save()
         if not attempt.preview:
             scores_changed([attempt.learner_id])
-        if attempt.code_waiting:
-            code.code_release(attempt, now)
+        waiting = QuizAttempt.objects.filter(
+            quiz_id=attempt.quiz_id,
+            learner_id=attempt.learner_id,
+            state=QuizAttempt.State.SUBMITTED,
+            code_waiting=True,
+        )
+        for other in waiting:
+            code.code_release(other, now)
     return attempt
 
 
@@ -507,3 +673,46 @@ def close_expired(*, quiz=None, learner=None, now=None) -> int:
         attempt_submit(attempt=attempt, by="deadline", now=attempt.deadline)
         closed += 1
     return closed
+
+
+def scores_release(*, now=None, quiz: Quiz | None = None) -> int:
+    """Announce the held-back scores a close has just opened (periodic).
+
+    A score held until the learner's or everyone's window closes changes
+    nothing when it opens, so no score event fires by itself: this sends
+    `scores_changed` for the learners of each held-back quiz once its main
+    close or a later close granted to one learner has passed (the gradebook
+    reads the policy anyway; the LMS needs telling). `released_at` keeps the
+    latest close announced, so each close is announced once; a reopen or a
+    later close is announced again when it passes. Returns the quizzes
+    announced.
+    """
+    now = now or timezone.now()
+    quizzes = Quiz.objects.filter(
+        feedback__in=HELD_BACK, archived_at__isnull=True, closes_at__lte=now
+    )
+    if quiz is not None:
+        quizzes = quizzes.filter(pk=quiz.pk)
+    announced = 0
+    for row in quizzes.order_by("pk")[:200]:
+        closes = [row.closes_at] + list(
+            QuizAccommodation.objects.filter(
+                quiz=row, closes_at__isnull=False, closes_at__lte=now
+            ).values_list("closes_at", flat=True)
+        )
+        latest = max(closes)
+        if row.released_at is not None and row.released_at >= latest:
+            continue
+        with transaction.atomic():
+            updated = Quiz.objects.filter(pk=row.pk, released_at=row.released_at)
+            if not updated.update(released_at=latest):
+                continue  # another worker announced it
+            learners = set(
+                QuizAttempt.objects.filter(quiz=row, preview=False).values_list(
+                    "learner_id", flat=True
+                )
+            )
+            if learners:
+                scores_changed(sorted(learners))
+        announced += 1
+    return announced

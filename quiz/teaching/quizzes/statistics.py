@@ -12,10 +12,20 @@ database and run on any list of responses:
   discriminative efficiency;
 - per option of a choice question: how many chose it, overall and in the
   top and bottom 27% of attempts; per question, the common wrong answers;
-- for the quiz: mean and SD of the totals and Cronbach's alpha;
+- for the quiz: the mean and SD of the attempts' scores (fractions of
+  their points, as the results' score), the same in points beside the
+  points possible, and Cronbach's alpha;
 - flags an instructor reads: negative discrimination, too easy, too hard,
-  a distractor nobody chose.
+  a distractor nobody chose; only on a question with at least
+  MIN_RESPONSES_TO_FLAG responses (below that its note says so).
 
+Every question is numbered (`item`, 1.. in slot order, as the page and the
+CSV number it), and every question the caller names in `expected` or gives
+a response for is in the report, even one with no recorded response (its
+note says "no responses").
+
+A result that is not a finite number (None, NaN, infinity: a dropped or
+broken item) is "not recorded": left out, and counted (`not_recorded`).
 A figure that is undefined (one attempt, no variance, no points) is None,
 never NaN, and nothing here raises on such data.
 """
@@ -37,6 +47,12 @@ TOO_HARD = 0.10
 # this share of the question's responses did.
 COMMON_WRONG_COUNT = 2
 COMMON_WRONG_PERCENT = 10
+# Flags need at least this many responses to a question: with fewer, one
+# learner moves the facility by 20 points or more, and a distractor that
+# none of three learners chose says nothing about the distractor.
+MIN_RESPONSES_TO_FLAG = 5
+NO_RESPONSES = "no responses"
+TOO_FEW_TO_FLAG = f"too few responses (n < {MIN_RESPONSES_TO_FLAG}) to flag"
 # A fraction below this is not full marks: its answer counts as wrong.
 _FULL_MARKS = 1 - 1e-9
 _DECIMALS = 4
@@ -47,6 +63,8 @@ class Response:
     """One attempt's response on one slot, whatever question it drew.
 
     fraction is the score on the item (0..1), max_points the slot's points;
+    a fraction (or max_points) that is None, NaN or infinite was not
+    recorded: see item_analysis;
     choice is the option text chosen (choice questions, None if none);
     answer the normalised answer text (numeric questions); misconception a
     label for the known misconception the wrong answer matched, if any.
@@ -55,7 +73,7 @@ class Response:
     attempt: int
     slot: int
     question: str
-    fraction: float
+    fraction: float | None
     max_points: float
     choice: str | None = None
     answer: str | None = None
@@ -83,7 +101,7 @@ class OptionStatistics:
     option: str
     correct: bool | None
     count: int
-    share: float
+    share: float | None
     top_share: float | None
     bottom_share: float | None
     listed: bool = True
@@ -107,7 +125,14 @@ class WrongAnswer:
 
 @dataclass
 class QuestionStatistics:
-    """One question's figures over the attempts that drew it in its slot."""
+    """One question's figures over the attempts that drew it in its slot.
+
+    n counts the recorded responses, not_recorded the others (left out).
+    item is its number in the report (1.., slot order). flags_withheld is
+    True when n < MIN_RESPONSES_TO_FLAG: flags is then empty whatever the
+    figures, and note says why ("no responses" or "too few responses (n <
+    5) to flag"); note is None otherwise.
+    """
 
     question: str
     n: int
@@ -118,6 +143,10 @@ class QuestionStatistics:
     options: list[OptionStatistics] = field(default_factory=list)
     wrong_answers: list[WrongAnswer] = field(default_factory=list)
     flags: list[Flag] = field(default_factory=list)
+    item: int = 0
+    not_recorded: int = 0
+    flags_withheld: bool = False
+    note: str | None = None
 
     @property
     def unused_options(self) -> list[str]:
@@ -141,6 +170,7 @@ class SlotStatistics:
     discrimination: float | None
     efficiency: float | None
     questions: list[QuestionStatistics] = field(default_factory=list)
+    not_recorded: int = 0
 
     def to_dict(self) -> dict:
         return {
@@ -150,9 +180,12 @@ class SlotStatistics:
 
 
 CSV_HEADER = [
+    "item",
     "slot",
     "question",
+    "title",
     "n",
+    "not_recorded",
     "facility",
     "sd",
     "discrimination",
@@ -160,6 +193,7 @@ CSV_HEADER = [
     "unused_options",
     "common_wrong_answers",
     "flags",
+    "note",
 ]
 
 
@@ -167,7 +201,16 @@ CSV_HEADER = [
 class QuizStatistics:
     """The whole report: quiz figures and each slot's, in slot order.
 
-    group_size is how many attempts make each of the top and bottom groups.
+    One scale, an attempt's score's: mean and sd are of the attempts'
+    scores, each its total over its possible points (0..1, 0 when it has
+    none), as the results' score is; mean_points and sd_points are of the
+    totals, in points; possible is the points an attempt is out of, the
+    sum of its recorded responses' max_points (their mean, should attempts
+    differ: a result not recorded leaves its points out of its attempt's
+    possible, as a dropped question does). When every attempt is out of
+    the same points, mean = mean_points / possible. group_size is how many
+    attempts make each of the top and bottom groups; not_recorded how many
+    responses were left out (not a finite number).
     """
 
     attempts: int
@@ -176,6 +219,11 @@ class QuizStatistics:
     alpha: float | None
     slots: list[SlotStatistics] = field(default_factory=list)
     group_size: int = 0
+    mean_points: float | None = None
+    sd_points: float | None = None
+    possible: float = 0.0
+    not_recorded: int = 0
+    min_responses_to_flag: int = MIN_RESPONSES_TO_FLAG
 
     def to_dict(self) -> dict:
         """JSON-ready: floats rounded to 4 places, None for undefined."""
@@ -184,19 +232,30 @@ class QuizStatistics:
             "slots": [s.to_dict() for s in self.slots],
         }
 
-    def csv_rows(self) -> Iterator[list]:
-        """The header, then one row per question (slot order).
+    def csv_rows(
+        self,
+        *,
+        labels: Mapping[int, str] | None = None,
+        titles: Mapping[str, str] | None = None,
+    ) -> Iterator[list]:
+        """The header, then one row per question, numbered by item as the page.
 
-        Values are left raw (None for undefined); quiz.teaching.csv_files.
-        csv_text makes them safe to open in a spreadsheet.
+        labels names the slots (default: their number), titles the
+        questions (default: the question key). Values are left raw (None
+        for undefined); quiz.teaching.csv_files.csv_text makes them safe
+        to open in a spreadsheet.
         """
+        labels, titles = labels or {}, titles or {}
         yield list(CSV_HEADER)
         for slot in self.slots:
             for q in slot.questions:
                 yield [
-                    slot.slot,
+                    q.item,
+                    labels.get(slot.slot, slot.slot),
                     q.question,
+                    titles.get(q.question, q.question),
                     q.n,
+                    q.not_recorded,
                     _rounded(q.facility),
                     _rounded(q.sd),
                     _rounded(q.discrimination),
@@ -204,6 +263,7 @@ class QuizStatistics:
                     "; ".join(q.unused_options),
                     "; ".join(f"{w.answer} ({w.count})" for w in q.wrong_answers),
                     "; ".join(f.code for f in q.flags),
+                    q.note or "",
                 ]
 
 
@@ -212,13 +272,29 @@ def item_analysis(
     *,
     options: Mapping[str, Sequence[str]] | None = None,
     correct_options: Mapping[str, str | Collection[str]] | None = None,
+    expected: Iterable[tuple[int, str]] = (),
 ) -> QuizStatistics:
     """Analyse a quiz's responses, one per (attempt, slot).
 
     options maps a choice question to its option texts, so that options
     nobody chose are known; correct_options maps it to its right option (or
-    a collection of them). Two responses for the same (attempt, slot) are
-    a caller's error (ValueError): which one counts would be a guess.
+    a collection of them). expected lists (slot, question) pairs the report
+    shows even if no response names them ("no responses"), so that an item
+    nobody answered does not vanish. Two responses for the same (attempt,
+    slot) are a caller's error (ValueError): which one counts would be a
+    guess.
+
+    A response whose fraction (or max_points) is None, NaN or infinite is
+    not recorded: it is left out of every figure (its attempt's total and
+    possible points, its slot's and its question's), and counted in
+    not_recorded of the quiz, slot and question. Left out rather than
+    refused: such a value comes from one dropped or broken item, and
+    refusing would blank the whole report, every sound question's figures
+    with it, over one cell; left out, the rest stays right and the counts
+    say what is missing. Left out rather than read as 0: a dropped
+    question's points leave the attempt's total and possible when it is
+    scored, and a NaN read as 0 would mark every learner wrong on it
+    (facility 0, flagged too hard) for a fault that is not theirs.
 
     Top and bottom groups: the attempts are ranked by total, highest first,
     ties by attempt id (lower id first); each group is the first (top) or
@@ -228,13 +304,24 @@ def item_analysis(
     options = options or {}
     correct_options = correct_options or {}
     by_attempt: dict[int, dict[int, Response]] = defaultdict(dict)
+    seen: set[tuple[int, int]] = set()
+    unrecorded: Counter[tuple[int, str]] = Counter()
+    asked: dict[int, set[str]] = defaultdict(set)
+    for slot, question in expected:
+        asked[slot].add(question)
     for response in responses:
-        slots = by_attempt[response.attempt]
-        if response.slot in slots:
+        key = (response.attempt, response.slot)
+        if key in seen:
             raise ValueError(
                 f"Two responses for attempt {response.attempt}, slot {response.slot}."
             )
-        slots[response.slot] = response
+        seen.add(key)
+        by_attempt.setdefault(response.attempt, {})
+        asked[response.slot].add(response.question)
+        if _recorded(response):
+            by_attempt[response.attempt][response.slot] = response
+        else:
+            unrecorded[response.slot, response.question] += 1
 
     score = {
         (a, s): r.fraction * r.max_points
@@ -265,37 +352,67 @@ def item_analysis(
 
     slot_stats = []
     item_variances = []
-    for s in sorted(by_slot):
+    item = 0
+    for s in sorted(asked):
         slot_responses = sorted(by_slot[s], key=lambda r: r.attempt)
-        xs = [score[r.attempt, s] for r in slot_responses]
-        item_variances.append(_sample_variance(xs))
+        if slot_responses:  # a slot with no recorded response adds nothing
+            xs = [score[r.attempt, s] for r in slot_responses]
+            item_variances.append(_sample_variance(xs))
         figures = _figures(slot_responses, score, rest)
         by_question: dict[str, list[Response]] = defaultdict(list)
         for r in slot_responses:
             by_question[r.question].append(r)
-        questions = [
-            _question_statistics(
-                question,
-                by_question[question],
-                score,
-                rest,
-                top=top,
-                bottom=bottom,
-                options=options.get(question),
-                correct=_as_set(correct_options.get(question)),
+        questions = []
+        for question in sorted(asked[s]):
+            item += 1
+            questions.append(
+                _question_statistics(
+                    question,
+                    by_question[question],
+                    score,
+                    rest,
+                    top=top,
+                    bottom=bottom,
+                    options=options.get(question),
+                    correct=_as_set(correct_options.get(question)),
+                    item=item,
+                    not_recorded=unrecorded[s, question],
+                )
             )
-            for question in sorted(by_question)
-        ]
-        slot_stats.append(SlotStatistics(s, *figures, questions=questions))
+        slot_stats.append(
+            SlotStatistics(
+                s,
+                *figures,
+                questions=questions,
+                not_recorded=sum(q.not_recorded for q in questions),
+            )
+        )
 
     total_values = [totals[a] for a in ranked]
+    # Out of: the points of the slots each attempt has recorded.
+    out_of = [math.fsum(r.max_points for r in by_attempt[a].values()) for a in ranked]
+    scores = [
+        t / p if p > 0 else 0.0 for t, p in zip(total_values, out_of, strict=True)
+    ]
     return QuizStatistics(
         attempts=n_attempts,
-        mean=_mean(total_values),
-        sd=_sample_sd(total_values),
+        mean=_mean(scores),
+        sd=_sample_sd(scores),
         alpha=_cronbach_alpha(item_variances, _sample_variance(total_values)),
         slots=slot_stats,
         group_size=group_size,
+        mean_points=_mean(total_values),
+        sd_points=_sample_sd(total_values),
+        possible=_mean(out_of) or 0.0,
+        not_recorded=sum(unrecorded.values()),
+    )
+
+
+def _recorded(response: Response) -> bool:
+    """Whether a response's fraction and points are finite numbers."""
+    return all(
+        isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+        for v in (response.fraction, response.max_points)
     )
 
 
@@ -340,6 +457,8 @@ def _question_statistics(
     bottom: set[int],
     options: Sequence[str] | None,
     correct: set[str] | None,
+    item: int,
+    not_recorded: int,
 ) -> QuestionStatistics:
     n, facility, sd, discrimination, efficiency = _figures(responses, score, rest)
     option_stats = _option_statistics(
@@ -354,8 +473,14 @@ def _question_statistics(
         efficiency=efficiency,
         options=option_stats,
         wrong_answers=_wrong_answers(responses),
+        item=item,
+        not_recorded=not_recorded,
     )
-    stats.flags = _flags(stats)
+    if n < MIN_RESPONSES_TO_FLAG:
+        stats.flags_withheld = True
+        stats.note = NO_RESPONSES if n == 0 else TOO_FEW_TO_FLAG
+    else:
+        stats.flags = _flags(stats)
     return stats
 
 
@@ -371,7 +496,8 @@ def _option_statistics(
 
     A question is a choice question when the caller lists its options or
     some response has a choice; shares are of all the question's responses,
-    unanswered ones included, so they need not add up to 1.
+    unanswered ones included, so they need not add up to 1 (None when it
+    has no recorded response).
     """
     chosen = Counter(r.choice for r in responses if r.choice is not None)
     if options is None and not chosen:
@@ -392,7 +518,7 @@ def _option_statistics(
             option=option,
             correct=None if correct is None else option in correct,
             count=chosen[option],
-            share=chosen[option] / n,
+            share=chosen[option] / n if n else None,
             top_share=share_in(in_top, option),
             bottom_share=share_in(in_bottom, option),
             listed=option not in unlisted,

@@ -23,13 +23,15 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
 from quiz.teaching.quizzes import access, services
+from quiz.teaching.quizzes.code import normal_lines
 from quiz.teaching.quizzes.models import Quiz, QuizAccommodation, QuizAttempt
-from quiz.teaching.quizzes.policy import last_close
+from quiz.teaching.quizzes.policy import attempts_allowed, closing_time
 from quiz.teaching.quizzes.presenting import attempt_state
 from quiz.teaching.quizzes.results import combine
 
 ANSWER_MAX_CHARS = 200  # a number or an option id; anything longer is cut
-NUMBER_FORMS = "124439808, 124,439,808, 1.244e8 or 124.4M"
+# How numbers may be written: an example no question asks (so it is no key).
+NUMBER_FORMS = "1234567, 1,234,567, 1.234567e6 or 1.23M"
 
 FEEDBACK_WORDS = {
     Quiz.Feedback.IMMEDIATE: (
@@ -37,12 +39,23 @@ FEEDBACK_WORDS = {
         "right answer and its explanation, and a checked answer is final."
     ),
     Quiz.Feedback.AFTER_SUBMIT: (
-        "Your score, the right answers and their explanations appear as soon "
-        "as you submit an attempt."
+        "Your score, the right answers and their explanations appear once you "
+        "have submitted your last attempt, or the quiz has closed for you."
     ),
     Quiz.Feedback.AFTER_CLOSE: (
         "Your score, the right answers and their explanations appear once the "
         "quiz has closed for everyone."
+    ),
+}
+# Where a held-back result says when it opens: never a date, since the
+# last close may be one learner's accommodation (private).
+HELD_WORDS = {
+    Quiz.Feedback.AFTER_SUBMIT: (
+        "Your score and the right answers appear once you have submitted your "
+        "last attempt, or the quiz has closed for you."
+    ),
+    Quiz.Feedback.AFTER_CLOSE: (
+        "Your score and the right answers appear once the quiz has closed for everyone."
     ),
 }
 
@@ -78,7 +91,10 @@ def quiz_intro(request, quiz_id: int):
     now = timezone.now()
     services.close_expired(quiz=quiz, learner=user, now=now)
     accommodation = QuizAccommodation.objects.filter(quiz=quiz, learner=user).first()
-    closes_at = services.closing_time(quiz, accommodation)
+    closes_at = closing_time(quiz, accommodation)
+    allowed = (
+        quiz.attempts_allowed if teaches else attempts_allowed(quiz, accommodation)
+    )
     factor = accommodation.time_factor if accommodation else 1.0
     attempts = list(
         QuizAttempt.objects.filter(quiz=quiz, learner=user, preview=teaches)
@@ -105,8 +121,8 @@ def quiz_intro(request, quiz_id: int):
             refusal = "This quiz has not opened yet."
         elif phase == "closed":
             refusal = "This quiz has closed."
-        elif used >= quiz.attempts_allowed:
-            refusal = f"You have used all {quiz.attempts_allowed} attempt(s)."
+        elif used >= allowed:
+            refusal = f"You have used all {allowed} attempt(s)."
     submitted = [r for r in rows if r["attempt"].state == QuizAttempt.State.SUBMITTED]
     overall = None
     if (
@@ -127,15 +143,14 @@ def quiz_intro(request, quiz_id: int):
         "time_limit": limit,
         "time_factor": factor if factor != 1.0 else None,
         "used": used,
-        "left": max(0, quiz.attempts_allowed - used),
+        "allowed": allowed,
+        "left": max(0, allowed - used),
         "rows": rows,
         "current": current,
         "refusal": refusal,
         "overall": None if overall is None else round(overall * 100),
         "feedback_words": FEEDBACK_WORDS[quiz.feedback],
-        "last_close": last_close(quiz)
-        if quiz.feedback == Quiz.Feedback.AFTER_CLOSE
-        else None,
+        "held_words": HELD_WORDS.get(quiz.feedback, ""),
     }
     return render(request, "quiz/quiz_intro.html", context)
 
@@ -223,10 +238,8 @@ def _attempt_page(request, attempt, *, errors=None, drafts=None, status=200):
         "number_forms": NUMBER_FORMS,
         "api_url": reverse("api-quiz-attempt", args=[attempt.pk]),
         "percent": _score_words(state)["percent"],
-        "last_close": None,
+        "held_words": HELD_WORDS.get(quiz.feedback, ""),
     }
-    if not in_progress and state["score"] is None:
-        context["last_close"] = last_close(quiz)
     return render(request, "quiz/quiz_attempt.html", context, status=status)
 
 
@@ -253,8 +266,10 @@ def _posted(request, state: dict) -> dict[str, str]:
         value = request.POST[name]
         if q["kind"] != "code":
             value = value[:ANSWER_MAX_CHARS]
-        elif value.strip() == q.get("starter", "").strip():
-            value = ""
+        else:  # the service reads the starter as no answer too (an API save)
+            value = normal_lines(value)
+            if value.strip() == normal_lines(q.get("starter", "")).strip():
+                value = ""
         posted[str(q["number"])] = value
     return posted
 
