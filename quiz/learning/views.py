@@ -29,6 +29,7 @@ from quiz.learning import data_export, progress, review
 from quiz.learning.exercise_progress import exercise_progress
 from quiz.learning.home_panels import home_panels
 from quiz.learning.models import ReviewCard
+from quiz.learning.progress_panels import progress_panels
 
 CHART_JS = "vendor/chart.umd.js"
 DUE_FORMAT = "j M Y, H:i T"  # the templates use the same format
@@ -308,6 +309,8 @@ def progress_page(request):
             "chart": chart,
             "chart_js": finders.find(CHART_JS) is not None,
             "regrade_notes": notes,
+            # "My grades" and any other panel the layers above register.
+            "panels": progress_panels(user=request.user),
         },
     )
 

@@ -92,9 +92,40 @@ urlpatterns = [
         name="api-quiz-regrade",
     ),
     path(
+        "quizzes/<int:quiz_id>/close/",
+        quizzes.QuizCloseView.as_view(),
+        name="api-quiz-close",
+    ),
+    path(
+        "quizzes/<int:quiz_id>/reopen/",
+        quizzes.QuizReopenView.as_view(),
+        name="api-quiz-reopen",
+    ),
+    path(
+        "quizzes/<int:quiz_id>/questions/",
+        quizzes.QuizQuestionsView.as_view(),
+        name="api-quiz-questions",
+    ),
+    path(
+        "quizzes/<int:quiz_id>/questions/regrade/",
+        quizzes.QuizQuestionRegradeView.as_view(),
+        name="api-quiz-question-regrade",
+    ),
+    path("quiz-bank/", quizzes.QuizBankView.as_view(), name="api-quiz-bank"),
+    path(
         "attempts/<int:attempt_id>/",
         quizzes.AttemptView.as_view(),
         name="api-quiz-attempt",
+    ),
+    path(
+        "attempts/<int:attempt_id>/review/",
+        quizzes.AttemptReviewView.as_view(),
+        name="api-quiz-attempt-review",
+    ),
+    path(
+        "attempts/<int:attempt_id>/overrides/",
+        quizzes.AttemptOverridesView.as_view(),
+        name="api-quiz-attempt-overrides",
     ),
     path(
         "attempts/<int:attempt_id>/submit/",

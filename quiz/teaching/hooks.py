@@ -12,7 +12,12 @@ from grader.selectors import submission_viewer_scope_register
 from quiz.core.exam_mode import exam_lock_register
 from quiz.core.score_events import score_listener_register
 from quiz.learning.home_panels import home_panel_register
-from quiz.teaching.assignments.learner import assignments_panel, exercise_due_notes
+from quiz.learning.progress_panels import progress_panel_register
+from quiz.teaching.assignments.learner import (
+    assignments_panel,
+    exercise_due_notes,
+    grades_panel,
+)
 from quiz.teaching.quizzes.exam_mode import exam_lock_for
 from quiz.teaching.quizzes.learner import quizzes_panel
 from quiz.teaching.quizzes.scoring import code_verdicts
@@ -23,6 +28,7 @@ def connect() -> None:
     submission_viewer_scope_register(learners_taught_by)
     home_panel_register(assignments_panel)
     home_panel_register(quizzes_panel)
+    progress_panel_register(grades_panel)  # "My grades" on the progress page
     exercise_note_register(exercise_due_notes)
     score_listener_register(code_verdicts)  # a quiz's code answer was graded
     exam_lock_register(exam_lock_for)  # doors shut while a held-back quiz is sat

@@ -1,7 +1,10 @@
 // Source of static/vendor/editor.js (bundled by scripts/build_assets.sh).
-// Progressive enhancement: the page works with the plain <textarea id="code">;
-// this swaps in CodeMirror 6 and keeps the textarea in sync, so the form
-// posts exactly what the editor shows.
+// Progressive enhancement: the page works with the plain <textarea id="code">
+// (the exercise page) or <textarea data-code-editor> (a quiz's code
+// questions); this swaps in CodeMirror 6 and keeps the textarea in sync, so
+// the form posts exactly what the editor shows. Each change also fires an
+// `input` event on the textarea, so a page's own script (the quiz's
+// autosave) sees the editor's edits as it sees typing.
 import { basicSetup } from "codemirror";
 import { EditorView, keymap } from "@codemirror/view";
 import { EditorState, Prec } from "@codemirror/state";
@@ -46,9 +49,13 @@ function draftStore(textarea) {
   return key ? { read, write, clear } : null;
 }
 
-function enhance(textarea) {
+// `exercise`: the exercise page's extras (Ctrl+Enter submits, one post per
+// click, draft restore, the reset button, window.courseEditor). A quiz's
+// editors have none of them: the quiz page saves and submits by itself.
+function enhance(textarea, { exercise = false } = {}) {
   const form = textarea.form;
-  const label = document.querySelector('label[for="code"]');
+  const label = textarea.id ? document.querySelector('label[for="' + textarea.id + '"]') : null;
+  const described = textarea.getAttribute("aria-describedby");
   const submit = () => {
     if (form.requestSubmit) form.requestSubmit();
     else form.submit();
@@ -79,7 +86,7 @@ function enhance(textarea) {
         indentUnit.of("    "),
         EditorState.tabSize.of(4),
         // Mod-Enter beats basicSetup's own Mod-Enter (insertBlankLine).
-        Prec.highest(keymap.of([{ key: "Mod-Enter", run: submit }])),
+        exercise ? Prec.highest(keymap.of([{ key: "Mod-Enter", run: submit }])) : [],
         // Tab indents; Escape then Tab leaves the editor (CodeMirror's
         // documented escape hatch), so keyboard users are never trapped.
         keymap.of([indentWithTab]),
@@ -87,11 +94,15 @@ function enhance(textarea) {
         EditorView.editorAttributes.of({ class: "code-editor" }),
         EditorView.contentAttributes.of({
           "aria-label": (label ? label.textContent.trim() : "Code") +
-            " (Python editor; Tab indents, Escape then Tab leaves, Ctrl+Enter submits)",
+            (exercise
+              ? " (Python editor; Tab indents, Escape then Tab leaves, Ctrl+Enter submits)"
+              : " (Python editor; Tab indents, Escape then Tab leaves)"),
+          ...(described ? { "aria-describedby": described } : {}),
         }),
         EditorView.updateListener.of((update) => {
           if (update.docChanged) {
             textarea.value = update.state.doc.toString();
+            textarea.dispatchEvent(new Event("input", { bubbles: true }));
             saveDraft();
           }
         }),
@@ -128,6 +139,10 @@ function enhance(textarea) {
   // One submission per click: a second Ctrl+Enter while posting is ignored.
   let posting = false;
   form.addEventListener("submit", (event) => {
+    if (!exercise) {
+      textarea.value = view.state.doc.toString();
+      return;
+    }
     if (posting) {
       event.preventDefault();
       return;
@@ -154,6 +169,7 @@ function enhance(textarea) {
   textarea.addEventListener("input", () => {
     if (textarea.value !== view.state.doc.toString()) setValue(textarea.value);
   });
+  if (!exercise) return;
 
   const restored = drafts && drafts.read();
   const status = document.getElementById("draft-status");
@@ -201,4 +217,7 @@ function enhance(textarea) {
 }
 
 const textarea = document.getElementById("code");
-if (textarea && textarea.form) enhance(textarea);
+if (textarea && textarea.form) enhance(textarea, { exercise: true });
+for (const answer of document.querySelectorAll("textarea[data-code-editor]")) {
+  if (answer.form && answer !== textarea) enhance(answer);
+}

@@ -119,9 +119,9 @@ def test_an_instructor_grades_an_assignment_with_a_late_penalty_and_an_override(
     assert "GMT+1" in shown or "CET" in shown, shown
     row = teacher.locator("#gradebook tbody tr", has_text="lea")
     cells = row.locator("td.score")
-    assert cells.nth(0).text_content().startswith("0.50")  # a day late, half
+    assert cells.nth(0).text_content().startswith("50%")  # a day late, half
     assert "late" in cells.nth(0).text_content()
-    assert cells.nth(1).text_content().strip() == "1.00"
+    assert cells.nth(1).text_content().strip() == "100%"
     teacher.screenshot(path=str(ARTIFACTS / "gradebook.png"), full_page=True)
 
     cells.nth(0).locator("a").click()  # the drill-down: which attempt, and why
@@ -133,7 +133,7 @@ def test_an_instructor_grades_an_assignment_with_a_late_penalty_and_an_override(
     teacher.fill("#ov-reason", "the deadline moved for everyone on paper")
     teacher.click(".override-form button[type=submit]")
     teacher.wait_for_selector("text=Score overridden")
-    assert "set to 1.00 by ian" in teacher.text_content("#drilldown")
+    assert "set to 100% by ian" in teacher.text_content("#drilldown")
     teacher.screenshot(path=str(ARTIFACTS / "gradebook-override.png"), full_page=True)
 
     download = teacher.request.get(

@@ -246,7 +246,7 @@ def test_the_exercise_page_does_not_query_per_attempt(client, learner, exercise)
     for _ in range(12):
         attempt(learner, exercise, "failed", 0.3, CHECKS)
     assert count_queries(client, url) == one
-    assert one <= 12, one
+    assert one <= 13, one  # 12, and exam mode's one (is the learner sitting a quiz?)
 
 
 def test_the_submission_page_does_not_query_per_check(client, learner, exercise):

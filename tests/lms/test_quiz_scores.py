@@ -13,12 +13,14 @@ from django.utils import timezone
 
 from lms.models import LineItem, LinkScore, LmsAccount, LmsCourse, ScoreSync
 from quiz.content.loader import content_load
+from quiz.models import Quiz
 from quiz.teaching.quizzes.services import (
     SlotSpec,
     attempt_save,
     attempt_start,
     attempt_submit,
     quiz_create,
+    scores_release,
 )
 from tests.lms.platform import INSTRUCTOR, LEARNER, auto_post_form
 from tests.quiz.quiz_fixtures import right_answers, scored_questions
@@ -120,3 +122,17 @@ def test_a_deep_linked_quiz_gets_its_column_and_each_new_score(
     take(quiz, learner, {"1", "2"})  # better: the best attempt counts
     take(quiz, learner, set())  # worse: the best stays, nothing is sent
     assert [s["scoreGiven"] for s in platform.scores_at(url)] == [50.0, 100.0]
+
+    # A quiz whose feedback waits for its close: the LMS hears of its score
+    # only when the close opens it (the periodic release), once.
+    held = make_quiz(LmsCourse.objects.get().cohort, feedback="after_close")
+    take(held, learner, {"1", "2"})
+    assert not ScoreSync.objects.filter(quiz=held).exclude(score=0).exists()
+    before = len(platform.scores)
+    past = timezone.now() - timedelta(seconds=1)
+    Quiz.objects.filter(pk=held.pk).update(
+        opens_at=past - timedelta(hours=2), closes_at=past
+    )
+    assert scores_release() == 1 and scores_release() == 0
+    sent = platform.scores[before:]
+    assert [(s["userId"], s["scoreGiven"]) for s in sent] == [("s-1", 100.0)]

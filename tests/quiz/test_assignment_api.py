@@ -264,4 +264,4 @@ def test_an_override_needs_a_reason_and_a_score_from_0_to_1_and_is_audited(
     assert entry.changes["score"] == [None, 0.8] and entry.actor == world.owner
     lea = client.get(created["gradebook_url"]).json()["learners"][0]
     assert lea["items"][0]["score"] == 0.8 and lea["items"][0]["overridden"]
-    assert lea["items"][0]["why"] == "set to 0.80 by ian: exam on paper"
+    assert lea["items"][0]["why"] == "set to 80% by ian: exam on paper"

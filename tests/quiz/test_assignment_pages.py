@@ -133,7 +133,7 @@ def test_an_override_from_the_drilldown_shows_and_is_audited(client, world, cour
         follow=True,
     )
     text = response.content.decode()
-    assert "Score overridden" in text and "set to 0.70 by ian: oral exam" in text
+    assert "Score overridden" in text and "set to 70% by ian: oral exam" in text
     assert ScoreOverride.objects.get().score == 0.7
     assert AuditEntry.objects.filter(model="quiz.ScoreOverride").count() == 1
     refused = client.post(
@@ -153,7 +153,7 @@ def test_the_drilldown_links_the_attempt_that_counted(client, world, course):
         reverse("instructor-assignment-learner", args=[assignment.pk, world.lea.pk])
     ).content.decode()
     assert reverse("submission", args=[counted.pk]) in page
-    assert "best attempt by the due date: 1.00" in page
+    assert "best attempt by the due date: 100%" in page
 
 
 def test_an_assignment_with_scores_is_archived_from_its_page(client, world, course):
@@ -209,7 +209,7 @@ def test_a_learner_sees_open_assignments_due_dates_scores_and_late_marks(
     assert "Your assignments" in home and late.title in home
     assert future.title not in home
     assert "Was due" in home and "late-mark" in home
-    assert "0.50" in home  # a day late: half the credit
+    assert "50%" in home and "0.50" not in home  # a day late: half the credit
     exercise = client.get(reverse("exercise", args=["ex-a"])).content.decode()
     assert "Was due" in exercise and "for <strong>Week 1</strong>" in exercise
     client.force_login(world.max)  # in another cohort: sees none of it

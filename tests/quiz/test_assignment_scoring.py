@@ -86,7 +86,7 @@ def test_an_attempt_submitted_exactly_at_the_deadline_counts_in_full(world, cour
     attempt(world.lea, course["exercises"]["ex-a"], 1.0, DUE)
     score = score_of(assignment, world.lea)
     assert score.score == 1.0 and not score.late
-    assert score.items[0].why == "best attempt by the due date: 1.00"
+    assert score.items[0].why == "best attempt by the due date: 100%"
 
 
 def test_one_second_late_is_a_day_of_penalty(world, course):
@@ -94,7 +94,7 @@ def test_one_second_late_is_a_day_of_penalty(world, course):
     attempt(world.lea, course["exercises"]["ex-a"], 0.8, DUE + timedelta(seconds=1))
     [item] = score_of(assignment, world.lea).items
     assert item.score == pytest.approx(0.6) and item.late
-    assert item.why == "best credit from an attempt 1 day late: 0.80 x 0.75"
+    assert item.why == "best credit from an attempt 1 day late: 80% x 0.75"
 
 
 def test_partial_credit_is_the_checks_score_and_the_best_attempt_counts(world, course):
@@ -201,7 +201,7 @@ def test_an_override_replaces_the_score_and_items_are_weighed(world, course):
     )
     score = score_of(assignment, world.lea)
     assert (score.points, score.score) == (3.5, 0.875)
-    assert score.items[1].why == ("set to 0.50 by ian: solved it on paper in the exam")
+    assert score.items[1].why == ("set to 50% by ian: solved it on paper in the exam")
 
 
 def test_editing_items_keeps_the_overrides_of_the_items_that_stay(world, course):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from datetime import timedelta
 
 import pytest
@@ -69,6 +70,11 @@ def make_quiz(
     )
 
 
+def words(html: str) -> str:
+    """A page's text: tags dropped, white space collapsed."""
+    return " ".join(re.sub(r"<[^>]+>", "", html).split())
+
+
 def sit(quiz, user, at, right: set[str], *, preview=False) -> QuizAttempt:
     """Start at `at`, answer the questions numbered in `right` rightly, submit."""
     attempt, _ = attempt_start(quiz=quiz, learner=user, preview=preview, now=at)
@@ -96,11 +102,11 @@ PENALTY = {"late_policy": "penalty", "penalty_per_day": 0.1, "penalty_cap": 0.5}
     ("combine", "score", "late", "counted", "why", "own"),
     [
         ("best", 1.0, False, 1,
-         "best credit from attempt #1, by the due date: 1.00", 1.0),
+         "best credit from attempt #1, by the due date: 100%", 1.0),
         ("last", 0.4, True, 2,
-         "last attempt #2, 2 days late: 0.50 x 0.80", 0.5),
+         "last attempt #2, 2 days late: 50% x 0.80", 0.5),
         ("average", 0.7, True, None,
-         "average of 2 attempts: 0.70; late attempts kept down to 0.80 of "
+         "average of 2 attempts: 70%; late attempts kept down to 0.80 of "
          "their credit", 0.75),
     ],
 )  # fmt: skip
@@ -144,7 +150,7 @@ def test_a_quiz_item_combines_attempts_each_with_the_late_policy(
     lea = api(world.owner).get(f"/api/v1/assignments/{assignment.pk}/gradebook/")
     (item,) = lea.json()["learners"][0]["items"]
     assert (item["score"], item["late"]) == (0.9, False)
-    assert item["why"] == "set to 0.90 by ian: sat it on paper"
+    assert item["why"] == "set to 90% by ian: sat it on paper"
 
 
 def test_the_drill_down_and_the_learners_page_show_a_quiz_item(client, world, course):
@@ -157,11 +163,19 @@ def test_the_drill_down_and_the_learners_page_show_a_quiz_item(client, world, co
     drill = client.get(
         reverse("instructor-assignment-learner", args=[assignment.pk, world.lea.pk])
     ).content.decode()
-    assert "last attempt #1, 1 day late: 1.00 x 0.90" in drill
+    assert "last attempt #1, 1 day late: 100% x 0.90" in drill
     assert "the attempt submitted" in drill
+    # Scores in percent, points labelled: the exercise 0, the quiz 1.0 x 0.9.
+    assert 'lea: 45% <span class="muted">(0.9 of 2 points)</span>' in drill
+    assert '90% <span class="muted">(0.9 of 1 point)</span>' in drill
     client.force_login(world.lea)
     home = client.get(reverse("home")).content.decode()
-    assert f'<a href="{reverse("quiz", args=[quiz.pk])}">Quiz 1</a> (quiz)' in home
+    quiz_item = f'<a href="{reverse("quiz", args=[quiz.pk])}">Quiz 1</a> (quiz)'
+    assert quiz_item in home
+    # The same convention on the learner's page: percent, points labelled.
+    assert "Quiz 1 (quiz): 90% late" in words(home)
+    assert "score 45% (0.9 of 2 points) late" in words(home)
+    assert "0.90" not in home and "0.45" not in home
 
 
 def test_a_quiz_item_names_a_quiz_of_the_same_cohort_by_its_id(world, course):
@@ -271,7 +285,16 @@ def test_each_quiz_is_a_column_of_the_cohort_gradebook_and_its_exports(
 
     url = reverse("instructor-gradebook", args=[world.cohort.pk])
     page = client.get(url + f"?sort=q{quiz.pk}").content.decode()
-    assert "Quiz 1 ▼" in page and '<td class="score quiz-score">0.63</td>' in page
+    assert "Quiz 1 ▼" in page and '<td class="score quiz-score">62.5%</td>' in page
+    # No assignment holds the quiz: its column says it is not in the total,
+    # and the line under the table says what the total counts.
+    assert "(quiz, not in the total)" in page
+    explained = page[page.index('id="total-explained"') :].split("</p>")[0]
+    assert "points over the points possible across the 1 assignment" in explained
+    assert "Quiz columns are shown for information and are not added in" in explained
+    assert '<td class="score total">0% <span class="muted">(0 of 1 point)</span>' in (
+        page
+    )
     by_learner = client.get(url + "?sort=learner").content.decode()
     assert by_learner.index(">lea<") < by_learner.index(">leo<")
     # leo (no attempt) sorts last, even sorted by the quiz with lea renamed.
@@ -287,3 +310,74 @@ def test_each_quiz_is_a_column_of_the_cohort_gradebook_and_its_exports(
     assert plain.content.decode().splitlines()[0] == (
         "learner,Week 1 %,points,possible,total %"
     )
+
+
+def test_a_quiz_shows_one_figure_on_every_page_and_export(client, world, course):
+    """2.5 of 4 points is 62.5% everywhere (it was 62% on the quiz's page,
+    0.63 in the gradebook, 0.62 or 0.50-style fractions elsewhere)."""
+    quiz = make_quiz(world, points=(2.5, 1.5), feedback="immediate")
+    assignment = week(world, [ItemSpec("quiz", quiz.pk, 4)])  # 4 points too
+    sit(quiz, world.lea, DUE - timedelta(days=1), CHOICE_ONLY)
+    client.force_login(world.lea)
+    pages = {
+        name: client.get(url).content.decode()
+        for name, url in (
+            ("intro", reverse("quiz", args=[quiz.pk])),
+            ("home", reverse("home")),
+            ("progress", reverse("progress")),
+        )
+    }
+    assert "Your quiz score: 62.5% (the best attempt counts)" in words(pages["intro"])
+    assert "2.5 of 4 points (62.5%)" in words(pages["intro"])
+    assert "result: 62.5%" in words(pages["home"])
+    assert "Quiz 1 (quiz): 62.5%" in words(pages["home"])
+    assert f'id="grade-quiz-{quiz.pk}"' in pages["progress"]
+    assert "62.5% (2.5 of 4 points)" in words(pages["progress"])  # the assignment
+    client.force_login(world.owner)
+    pages["quiz page"] = client.get(
+        reverse("instructor-quiz", args=[quiz.pk])
+    ).content.decode()
+    pages["gradebook"] = client.get(
+        reverse("instructor-gradebook", args=[world.cohort.pk])
+    ).content.decode()
+    pages["drill-down"] = client.get(
+        reverse("instructor-assignment-learner", args=[assignment.pk, world.lea.pk])
+    ).content.decode()
+    assert "lea #1 62.5% 62.5%" in words(pages["quiz page"])
+    assert words(pages["gradebook"]).count("62.5%") == 3  # week, quiz, total
+    assert "lea: 62.5% (2.5 of 4 points)" in words(pages["drill-down"])
+    for name, html in pages.items():
+        for old in ("62%", "63%", "0.63", "0.62", "0.625"):
+            assert old not in words(html), (name, old)
+
+    plain = client.get(
+        reverse("instructor-gradebook-csv", args=[world.cohort.pk, "plain"])
+    )
+    rows = list(csv.reader(io.StringIO(plain.content.decode())))
+    assert rows[1][:3] == ["lea", "62.5", "62.5"]  # Week 1 %, Quiz 1 %
+    book = api(world.owner).get(
+        f"/api/v1/assignments/{assignment.pk}/gradebook/?format=csv"
+    )
+    rows = list(csv.reader(io.StringIO(book.content.decode())))
+    assert rows[0][4] == f"quiz: Quiz 1 (#{quiz.pk}) (x4) %"
+    assert (rows[1][0], rows[1][4], rows[1][-1]) == ("lea", "62.5", "62.5")
+    results = api(world.owner).get(f"/api/v1/quizzes/{quiz.pk}/results/?format=csv")
+    table = list(csv.DictReader(io.StringIO(results.content.decode())))
+    assert (table[0]["learner"], table[0]["score %"]) == ("lea", "62.5")
+
+
+def test_sorting_follows_the_figure_shown(client, world, course):
+    """Two learners shown alike tie, and fall back to the username."""
+    assignment = week(world, [ItemSpec("exercise", "ex-a")])
+    item = assignment.items.get()
+    for learner, score in ((world.lea, 0.62496), (world.leo, 0.62504)):
+        override_set(
+            assignment=assignment, actor=world.owner, learner=learner,
+            item_id=item.pk, score=score, reason="marked on paper",
+        )  # fmt: skip
+    client.force_login(world.owner)
+    url = reverse("instructor-gradebook", args=[world.cohort.pk])
+    for sort in (f"a{assignment.pk}", "total"):
+        page = client.get(f"{url}?sort={sort}").content.decode()
+        assert words(page).count("62.5%") == 4  # each learner's cell and total
+        assert page.index(">lea<") < page.index(">leo<"), sort

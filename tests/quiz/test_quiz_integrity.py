@@ -84,6 +84,33 @@ def test_a_self_check_of_an_open_held_back_attempt_shows_no_key(world, quiz_cour
     exported = lea.get(reverse("progress-export"))
     assert exported.status_code == 403
     assert_no_key(exported.content.decode())
+    # An answer sent while logged out is judged after the log-in: not now.
+    visitor = Client()
+    visitor.post(url, {"answer": "1"})
+    visitor.force_login(world.lea)
+    kept = visitor.get(lesson.get_absolute_url())
+    assert kept.status_code == 400
+    assert "once you submit your attempt" in kept.content.decode()
+    assert_no_key(kept.content.decode())
+    # The instructor's views of the quiz are no door either.
+    for page_url in (
+        reverse("instructor-quiz-variants", args=[quiz["id"]]),
+        reverse("instructor-quiz-questions", args=[quiz["id"]]),
+        reverse("instructor-quiz-attempt", args=[state["id"]]),
+        reverse("instructor-quiz-bank", args=[world.cohort.pk]),
+    ):
+        refused = lea.get(page_url)
+        assert refused.status_code == 403, page_url
+        assert_no_key(refused.content.decode())
+    for api_url in (
+        f"/api/v1/quizzes/{quiz['id']}/questions/",
+        f"/api/v1/quizzes/{quiz['id']}/results/",
+        f"/api/v1/attempts/{state['id']}/review/",
+        "/api/v1/quiz-bank/?q=Pick",
+    ):
+        refused = api(world.lea).get(api_url)
+        assert refused.status_code == 403, api_url
+        assert_no_key(refused.content.decode())
     # Another learner, not sitting the quiz, practises as ever.
     open_ = browser(world.leo).post(
         url, {"answer": "1"}, HTTP_ACCEPT="application/json"

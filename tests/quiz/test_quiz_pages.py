@@ -147,9 +147,10 @@ def test_an_attempt_that_cannot_start_says_why(world, quiz_course):
         f"/api/v1/quizzes/{later['id']}/", {"archived": True}, format="json"
     )
     page(lea, f"/quizzes/{later['id']}/", status=404)
-    # The home page lists open and upcoming quizzes, not closed ones.
+    # The home page lists open and upcoming quizzes, then recently closed ones
+    # (their results are found there; tests/quiz/test_quiz_results_listing.py).
     open_ = create(world, title="Open quiz")
-    create(
+    closed = create(
         world,
         title="Closed quiz",
         opens_at=(NOW - timedelta(days=2)).isoformat(),
@@ -162,7 +163,10 @@ def test_an_attempt_that_cannot_start_says_why(world, quiz_course):
     assert "Your quizzes" in home and f'href="/quizzes/{open_["id"]}/"' in home
     assert f'href="/quizzes/{upcoming["id"]}/"' in home
     assert home.index("Open quiz") < home.index("Upcoming quiz")
-    assert "Closed quiz" not in home and "Quiz 1" not in home  # archived
+    assert home.index("Upcoming quiz") < home.index("Closed quiz")
+    listed = home[home.index(f'id="home-quiz-{closed["id"]}"') :].split("</li>")[0]
+    assert "Closed " in listed and "not attempted" in listed
+    assert "Quiz 1" not in home  # archived
     assert "Your quizzes" not in page(browser(world.max), "/")
 
 

@@ -425,3 +425,33 @@ def test_mlp_crossover_self_check_says_which_products_count():
     assert 8 * d * d + 4 * question["answer"] * d == 16 * d * d
     for words in ("c_attn", "c_proj", "q k^T", "c_fc", "projections"):
         assert words in prompt, f"the prompt does not name {words!r}: {prompt}"
+
+
+def test_the_attempt_pages_number_example_is_no_key():
+    """The hint "Write it as 1234567, 1,234,567, ..." quotes a number that no
+    template's key or misconception reaches on any combination, nor a
+    self-check or quiz-only question of content/: an example must not be an
+    answer (it quoted GPT-2 small's count, one draw's key, before)."""
+    from grading_engine.quiz_bank.numbers import EXAMPLE_FORMS
+
+    from quiz.teaching.quizzes.views import NUMBER_FORMS
+
+    assert NUMBER_FORMS == EXAMPLE_FORMS
+    exact, _, rounded = EXAMPLE_FORMS.rpartition(" or ")
+    forms = [*(f.strip() for f in re.split(r", (?=\d)", exact)), rounded]
+    example = parse_number(forms[0])
+    assert [parse_number(f) for f in forms[:-1]] == [example] * (len(forms) - 1)
+    assert within(parse_number(rounded), example, 0, 0.01)
+    for slug in NUMERIC:
+        for _params, key, wrong in grid(slug):
+            for value in (key, *(v for _m, v in wrong)):
+                assert not within(example, value, 0, 1e-6), (slug, value)
+    written = "\n".join(
+        path.read_text()
+        for path in CONTENT.rglob("*")
+        if path.suffix in (".md", ".yaml") and path.is_file()
+    )
+    numbers = re.findall(
+        r"(?<![\d.,])[1-9]\d{0,2}(?:,\d{3})+(?![\d,])|[1-9]\d*", written
+    )
+    assert int(example) not in {int(n.replace(",", "")) for n in numbers}

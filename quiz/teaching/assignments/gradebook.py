@@ -8,6 +8,12 @@ that is not archived is a column too, with the quiz's own score (its rule
 over the submitted attempts, nothing late, empty without one); it is not in
 the total, since a quiz counts towards it as an item of an assignment (with
 that assignment's weight and late policy), never twice.
+
+Every score is written one way (quiz.templatetags.scores): in percent, to
+one decimal place at most, half away from zero ("62.5%" on a page, 62.5 in
+a CSV column whose header ends in "%"); Canvas's CSV holds points. Sorting
+by a column sorts by the figure shown, so two learners shown alike tie (and
+fall back to the username).
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from quiz.teaching.assignments.scoring import (
 from quiz.teaching.csv_files import csv_text
 from quiz.teaching.models import Assignment, Cohort, CohortMembership
 from quiz.teaching.quizzes.models import Quiz
+from quiz.templatetags.scores import percent_value, points_value
 
 SORTS = ("learner", "total", "late")  # and "a<id>", "q<id>": an assignment, a quiz
 
@@ -101,6 +108,17 @@ class CohortGradebook:
     quizzes: list[Quiz] = field(default_factory=list)
 
     @property
+    def counted_quiz_ids(self) -> set[int]:
+        """The quizzes an assignment of the gradebook holds: those that count
+        in the total, as that assignment's items (the others count nowhere)."""
+        return {
+            item.quiz_id
+            for a in self.assignments
+            for item in a.items.all()
+            if item.quiz_id
+        }
+
+    @property
     def columns(self) -> list[tuple[Assignment | Quiz, str]]:
         """Each assignment, then each quiz, with its sort key."""
         return [(a, f"a{a.pk}") for a in self.assignments] + [
@@ -134,16 +152,16 @@ def cohort_gradebook(*, cohort: Cohort, sort: str = "learner") -> CohortGradeboo
     ids = {f"a{a.pk}": a.pk for a in assignments}
     quiz_ids = {f"q{q.pk}": q.pk for q in quizzes}
     if sort == "total":
-        ordered.sort(key=lambda r: (-r.total, r.username))
+        ordered.sort(key=lambda r: (-percent(r.total), r.username))
     elif sort == "late":
         ordered.sort(key=lambda r: (-r.late, r.username))
     elif sort in ids:
-        ordered.sort(key=lambda r: (-r.scores[ids[sort]].score, r.username))
+        ordered.sort(key=lambda r: (-percent(r.scores[ids[sort]].score), r.username))
     elif sort in quiz_ids:
 
         def by_quiz_score(row: GradebookRow):
             score = row.quiz_scores[quiz_ids[sort]]
-            return (score is None, -(score or 0.0), row.username)
+            return (score is None, -percent(score or 0.0), row.username)
 
         ordered.sort(key=by_quiz_score)
     else:
@@ -152,13 +170,15 @@ def cohort_gradebook(*, cohort: Cohort, sort: str = "learner") -> CohortGradeboo
 
 
 def percent(score: float) -> float:
-    return round(100 * score, 1)
+    """A score (0-1) in percent as every page and export writes it: one
+    decimal place, half away from zero (quiz.templatetags.scores)."""
+    return percent_value(score)
 
 
 def assignment_csv(assignment: Assignment, scores: list[LearnerScore]) -> str:
     items = list(assignment.items.select_related("exercise", "lesson", "quiz"))
     header = ["learner", "due_at", "extended", "late"]
-    header += [f"{item.label} (x{item.weight:g})" for item in items]
+    header += [f"{item.label} (x{item.weight:g}) %" for item in items]
     header += ["points", "possible", "score %"]
     rows = []
     for score in scores:
@@ -169,7 +189,7 @@ def assignment_csv(assignment: Assignment, scores: list[LearnerScore]) -> str:
                 score.due_at.isoformat(),
                 score.extended,
                 score.late,
-                *(round(by_item[item.pk].score, 4) for item in items),
+                *(percent(by_item[item.pk].score) for item in items),
                 round(score.points, 4),
                 round(score.possible, 4),
                 percent(score.score),
@@ -231,9 +251,9 @@ def canvas_csv(
     quiz_points = [quiz_possible(q) for q in quizzes]
     table = [["Points Possible", "", "", "", "", *possible, *quiz_points]]
     for row in rows:
-        points = [round(row.scores[a.pk].points, 2) for a in assignments]
+        points = [points_value(row.scores[a.pk].points) for a in assignments]
         for quiz, most in zip(quizzes, quiz_points, strict=True):
             score = row.quiz_scores.get(quiz.pk)
-            points.append("" if score is None else round(score * most, 2))
+            points.append("" if score is None else points_value(score * most))
         table.append([row.username, "", "", row.username, section, *points])
     return csv_text(header, table)

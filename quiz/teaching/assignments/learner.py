@@ -1,19 +1,28 @@
-"""A learner's own assignments: their home page panel, an exercise's due date.
+"""A learner's own assignments: their home page panel, "My grades" on their
+progress page, an exercise's due date.
 
-Registered into the layers below (quiz.learning.home_panels and
-grader.exercise_notes) by quiz.teaching.hooks. Only assignments that have
-opened, are not archived, and belong to a cohort the learner is in.
+Registered into the layers below (quiz.learning.home_panels,
+quiz.learning.progress_panels and grader.exercise_notes) by
+quiz.teaching.hooks. Only assignments that have opened, are not archived,
+and belong to a cohort the learner is in. A quiz item whose score its
+feedback policy still holds back scores 0 in its assignment (scoring.py) and
+says when its result will show instead of a figure.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from quiz.teaching.assignments.scoring import LearnerScore, assignment_scores
+from quiz.teaching.assignments.scoring import (
+    ItemScore,
+    LearnerScore,
+    assignment_scores,
+)
 from quiz.teaching.models import Assignment, AssignmentExtension
+from quiz.teaching.quizzes.learner import quiz_standings
 
 
 def _open_for(user) -> QuerySet[Assignment]:
@@ -28,16 +37,40 @@ def _open_for(user) -> QuerySet[Assignment]:
 class LearnerAssignment:
     assignment: Assignment
     score: LearnerScore
+    # quiz id -> when its held-back result will show (quizzes.learner words)
+    held: dict[int, str] = field(default_factory=dict)
 
     @property
     def past_due(self) -> bool:
         return timezone.now() > self.score.due_at
 
+    @property
+    def items(self) -> list[tuple[ItemScore, str]]:
+        """Each item's score with the words that replace a held-back quiz's."""
+        return [
+            (s, "" if s.override else self.held.get(s.item.quiz_id or 0, ""))
+            for s in self.score.items
+        ]
+
+    @property
+    def waiting(self) -> bool:
+        """Does a held-back quiz result count 0 in the score for now?"""
+        return any(words for _, words in self.items)
+
 
 def learner_assignments(*, user) -> list[LearnerAssignment]:
+    assignments = list(
+        _open_for(user).prefetch_related("items__quiz").order_by("due_at", "pk")
+    )
+    quizzes = [i.quiz for a in assignments for i in a.items.all() if i.quiz_id]
+    held = {
+        s.quiz.pk: s.held_words
+        for s in quiz_standings(user=user, quizzes=quizzes)
+        if s.held
+    }
     return [
-        LearnerAssignment(a, assignment_scores(a, [(user.pk, user.username)])[0])
-        for a in _open_for(user).order_by("due_at", "pk")
+        LearnerAssignment(a, assignment_scores(a, [(user.pk, user.username)])[0], held)
+        for a in assignments
     ]
 
 
@@ -47,6 +80,21 @@ def assignments_panel(*, user) -> dict | None:
     if not rows:
         return None
     return {"template": "quiz/_assignments_panel.html", "assignments": rows}
+
+
+def grades_panel(*, user) -> dict | None:
+    """The progress page's "My grades": every assignment (once opened) and
+    every quiz of the learner's cohorts, each score as released; None for a
+    learner without any."""
+    assignments = learner_assignments(user=user)
+    quizzes = quiz_standings(user=user)
+    if not assignments and not quizzes:
+        return None
+    return {
+        "template": "quiz/_grades_panel.html",
+        "assignments": assignments,
+        "quizzes": quizzes,
+    }
 
 
 def exercise_due_notes(*, user, exercise) -> list[dict]:

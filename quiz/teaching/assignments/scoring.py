@@ -51,6 +51,7 @@ from quiz.teaching.models import (
 from quiz.teaching.quizzes.models import Quiz, QuizAttempt
 from quiz.teaching.quizzes.policy import scores_released
 from quiz.teaching.quizzes.results import combine
+from quiz.templatetags.scores import percent_text
 
 DAY = timedelta(days=1)
 Kind = AssignmentItem.Kind
@@ -146,10 +147,10 @@ def _exercise_why(counted: Counted | None, due: datetime) -> str:
     if counted is None:
         return "no graded attempt"
     if not counted.days_late:
-        return f"best attempt by the due date: {counted.raw:.2f}"
+        return f"best attempt by the due date: {percent_text(counted.raw)}"
     days = f"{counted.days_late} day{'s' * (counted.days_late != 1)}"
     return (
-        f"best credit from an attempt {days} late: {counted.raw:.2f} "
+        f"best credit from an attempt {days} late: {percent_text(counted.raw)} "
         f"x {counted.factor:.2f}"
     )
 
@@ -261,7 +262,7 @@ def _quiz_score(assignment, due, quiz: Quiz, rows) -> tuple[float, Counted | Non
         days, factor = max(((d, f) for _, _, d, f in graded), key=lambda p: p[0])
         raw = sum(r for _, r, _, _ in graded) / len(graded)
         why = f"average of {len(graded)} attempt{'s' * (len(graded) != 1)}: "
-        why += f"{score:.2f}"
+        why += percent_text(score)
         if days:
             why += f"; late attempts kept down to {factor:.2f} of their credit"
         return score, Counted(latest, raw, days, factor), why
@@ -272,9 +273,12 @@ def _quiz_score(assignment, due, quiz: Quiz, rows) -> tuple[float, Counted | Non
     row, raw, days, factor = graded[index]
     counted = Counted(row["submitted_at"], raw, days, factor, attempt_id=row["pk"])
     if not days:
-        why = f"{rule} #{row['number']}, by the due date: {raw:.2f}"
+        why = f"{rule} #{row['number']}, by the due date: {percent_text(raw)}"
     else:
-        why = f"{rule} #{row['number']}, {_late(days)}: {raw:.2f} x {factor:.2f}"
+        why = (
+            f"{rule} #{row['number']}, {_late(days)}: "
+            f"{percent_text(raw)} x {factor:.2f}"
+        )
     return score, counted, why
 
 
@@ -359,7 +363,9 @@ def assignment_scores(
                 attempted = any(q in mine for q in lesson_questions)
             if override is not None:
                 who = override.set_by.username if override.set_by else "an instructor"
-                why = f"set to {override.score:.2f} by {who}: {override.reason}"
+                why = (
+                    f"set to {percent_text(override.score)} by {who}: {override.reason}"
+                )
                 score = override.score
             scores.append(ItemScore(item, score, attempted, counted, override, why))
         results.append(

@@ -290,6 +290,8 @@ def assignment_learner(request, assignment_id: int, user_id: int):
             "cohort": assignment.cohort,
             "learner": learner,
             "score": score,
+            # Each item with the points it brings (weight x score).
+            "items": [(s, s.item.weight * s.score) for s in score.items],
         },
     )
 

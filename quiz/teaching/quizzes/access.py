@@ -61,3 +61,19 @@ def attempt_own(user, attempt_id: int) -> QuizAttempt:
     if attempt is None:
         raise Http404("No such attempt.")
     return attempt
+
+
+def attempt_taught(user, attempt_id: int) -> QuizAttempt:
+    """An attempt of a quiz `user` teaches (its review); 403 for a learner of
+    the cohort, 404 for anyone else."""
+    attempt = None
+    if id_in_range(attempt_id):
+        attempt = (
+            QuizAttempt.objects.select_related("quiz", "quiz__cohort", "learner")
+            .filter(pk=attempt_id)
+            .first()
+        )
+    if attempt is None:
+        raise Http404("No such attempt.")
+    quiz_taught(user, attempt.quiz_id)
+    return attempt

@@ -19,11 +19,19 @@ from rest_framework.response import Response
 
 from quiz.core.api.base import ApiView
 from quiz.core.api.negotiation import FormatFirstNegotiation
-from quiz.teaching.access import COHORT_API_ERRORS, CohortApiView
+from quiz.teaching.access import COHORT_API_ERRORS, CohortApiView, IsInstructor
 from quiz.teaching.assignments.api import CsvRenderer, _learner
 from quiz.teaching.csv_files import csv_response, csv_text, export_filename
-from quiz.teaching.quizzes import access, analysis, regrading, results, services
-from quiz.teaching.quizzes.models import Quiz
+from quiz.teaching.quizzes import (
+    access,
+    analysis,
+    overrides,
+    picker,
+    regrading,
+    results,
+    services,
+)
+from quiz.teaching.quizzes.models import Quiz, QuizQuestionChange
 from quiz.teaching.quizzes.presenting import attempt_state
 
 # Serializers -----------------------------------------------------------------
@@ -125,12 +133,16 @@ class AccommodationInSerializer(serializers.Serializer):
     learner = serializers.CharField(help_text="A learner's id or username.")
     time_factor = serializers.FloatField(required=False, help_text="1 to 10, e.g. 1.5")
     closes_at = serializers.DateTimeField(required=False)
+    extra_attempts = serializers.IntegerField(
+        required=False, help_text="Attempts beyond the quiz's own (0 to 20)."
+    )
 
 
 class AccommodationSerializer(serializers.Serializer):
     learner = serializers.CharField(source="learner.username")
     time_factor = serializers.FloatField()
     closes_at = serializers.DateTimeField(allow_null=True)
+    extra_attempts = serializers.IntegerField()
 
 
 class AttemptStartSerializer(serializers.Serializer):
@@ -140,10 +152,28 @@ class AttemptStartSerializer(serializers.Serializer):
 
 
 class AnswersSerializer(serializers.Serializer):
+    """A save: answers, flags for review, or both (one of them at least)."""
+
     answers = serializers.DictField(
+        required=False,
         help_text="Question number -> answer: an option's id, a number as text, "
-        "or Python source for a code question."
+        "or Python source for a code question (the starter sent back unchanged "
+        "is no answer). Only the questions given change.",
     )
+    flags = serializers.ListField(
+        child=serializers.IntegerField(min_value=1),
+        required=False,
+        max_length=1000,
+        help_text="The question numbers flagged for review: replaces the "
+        "flagged set ([] clears it). Refused after the deadline, like answers.",
+    )
+
+    def validate(self, attrs):
+        if "answers" not in attrs and "flags" not in attrs:
+            raise ValidationError(
+                {"answers": ["Give answers, flags, or both."]}, code="required"
+            )
+        return attrs
 
 
 # Helpers ---------------------------------------------------------------------
@@ -310,10 +340,17 @@ class AttemptView(ApiView):
         request=AnswersSerializer,
         responses={
             200: OpenApiTypes.OBJECT,
-            400: OpenApiResponse(description="An answer is malformed; the rest saved"),
+            400: OpenApiResponse(
+                description="An answer is malformed (`answers` names it; the rest "
+                "are saved), or `flags` is not a list of this attempt's question "
+                "numbers (nothing saved)"
+            ),
             409: OpenApiResponse(description="After the deadline, or submitted"),
         },
-        summary="Save answers (the later of two saves wins)",
+        summary="Save answers and flags for review (the later of two saves wins)",
+        description='`{"answers": {"2": 1}}`, `{"flags": [3, 5]}` or both. '
+        "`flags` replaces the questions flagged for review; the attempt lists "
+        "them in `flags` and each question's `flagged`.",
         tags=["quizzes"],
     )
     def patch(self, request, attempt_id: int):
@@ -322,7 +359,9 @@ class AttemptView(ApiView):
         data.is_valid(raise_exception=True)
         try:
             result = services.attempt_save(
-                attempt=attempt, answers=data.validated_data["answers"]
+                attempt=attempt,
+                answers=data.validated_data.get("answers", {}),
+                flags=data.validated_data.get("flags"),
             )
         except services.AttemptClosed as exc:
             return _conflict(exc)
@@ -371,8 +410,10 @@ class QuizAccommodationsView(ApiView):
         data = AccommodationInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        if "time_factor" not in values and "closes_at" not in values:
-            raise ValidationError({"time_factor": ["Give time_factor or closes_at."]})
+        if not {"time_factor", "closes_at", "extra_attempts"} & set(values):
+            raise ValidationError(
+                {"time_factor": ["Give time_factor, closes_at or extra_attempts."]}
+            )
         try:
             row = services.accommodation_set(
                 quiz=quiz,
@@ -380,6 +421,7 @@ class QuizAccommodationsView(ApiView):
                 actor=request.user,
                 time_factor=values.get("time_factor"),
                 closes_at=values.get("closes_at"),
+                extra_attempts=values.get("extra_attempts"),
             )
         except services.QuizError as exc:
             raise _invalid(exc) from None
@@ -492,3 +534,254 @@ class QuizRegradeView(ApiView):
                 "changes": regrading.regrade_report(regrade),
             }
         )
+
+
+# The instructor's tools around an assessment ---------------------------------
+
+
+class ReopenInSerializer(serializers.Serializer):
+    learner = serializers.CharField(help_text="A learner's id or username.")
+    closes_at = serializers.DateTimeField(help_text="Their new close (future).")
+    extra_attempts = serializers.IntegerField(
+        default=1, help_text="Attempts added to what they had (0 to 20)."
+    )
+
+
+class QuizCloseView(ApiView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        request=None,
+        responses={
+            200: QuizSerializer,
+            400: OpenApiResponse(description="Not open yet (the field named)"),
+            403: OpenApiResponse(description="A learner of the cohort"),
+            404: OpenApiResponse(description="Not one of your quizzes"),
+        },
+        summary="Close the quiz for everyone now",
+        description="Later closes granted to learners end now too; running "
+        "attempts are submitted with their saved answers; feedback held until "
+        "the close opens as the policy says. Audited.",
+        tags=["quizzes"],
+    )
+    def post(self, request, quiz_id: int):
+        quiz = access.quiz_taught(request.user, quiz_id)
+        try:
+            quiz = services.quiz_close_now(quiz=quiz, actor=request.user)
+        except services.QuizError as exc:
+            raise _invalid(exc) from None
+        return Response(QuizSerializer(quiz).data)
+
+
+class QuizReopenView(ApiView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        request=ReopenInSerializer,
+        responses={200: AccommodationSerializer, 400: OpenApiResponse()},
+        summary="Reopen the quiz for one learner: a later close, more attempts",
+        description="With feedback after close, everyone's feedback is held "
+        "again until this learner's new close. Audited.",
+        tags=["quizzes"],
+    )
+    def post(self, request, quiz_id: int):
+        quiz = access.quiz_taught(request.user, quiz_id)
+        data = ReopenInSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        try:
+            row = services.quiz_reopen(
+                quiz=quiz,
+                learner=_learner(values["learner"]),
+                actor=request.user,
+                closes_at=values["closes_at"],
+                extra_attempts=values["extra_attempts"],
+            )
+        except services.QuizError as exc:
+            raise _invalid(exc) from None
+        return Response(AccommodationSerializer(row).data)
+
+
+class AttemptOverrideInSerializer(serializers.Serializer):
+    question = serializers.IntegerField(help_text="The question's number.")
+    points = serializers.FloatField(
+        allow_null=True, help_text="Its points (0 to its worth); null: the keys'."
+    )
+    comment = serializers.CharField(
+        allow_blank=True, required=False, default="", help_text="Why (required)."
+    )
+
+
+def _review(attempt) -> dict:
+    return {
+        "learner": attempt.learner.username,
+        **attempt_state(attempt, review=True),
+    }
+
+
+class AttemptReviewView(ApiView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        responses={200: OpenApiTypes.OBJECT, 403: OpenApiResponse(), 404: None},
+        summary="One learner's attempt as their instructor reviews it",
+        description="Every question as the learner saw it (their variant), "
+        "their answer, the key, each question's score, code with its checks, "
+        "and any score an instructor set, whatever the feedback policy.",
+        tags=["quizzes"],
+    )
+    def get(self, request, attempt_id: int):
+        attempt = access.attempt_taught(request.user, attempt_id)
+        attempt = services.attempt_refresh(attempt)
+        return Response(_review(attempt))
+
+
+class AttemptOverridesView(ApiView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        request=AttemptOverrideInSerializer,
+        responses={200: OpenApiTypes.OBJECT, 400: OpenApiResponse()},
+        summary="Set one question's score in one attempt, with a comment",
+        description="Kept through regrades; the attempt's score, the gradebook "
+        "and the LMS follow. `points: null` gives the question back to the "
+        "keys. Audited.",
+        tags=["quizzes"],
+    )
+    def post(self, request, attempt_id: int):
+        attempt = access.attempt_taught(request.user, attempt_id)
+        data = AttemptOverrideInSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        try:
+            attempt = overrides.item_override_set(
+                attempt=attempt,
+                item=values["question"],
+                points=values["points"],
+                comment=values["comment"],
+                actor=request.user,
+            )
+        except services.QuizError as exc:
+            raise _invalid(exc) from None
+        return Response(_review(attempt))
+
+
+class QuestionRegradeInSerializer(serializers.Serializer):
+    question = serializers.CharField(
+        help_text='The question: its ref, as GET .../questions/ lists ("q:12", '
+        '"t:kv-cache-bytes", "b:...", "x:...").'
+    )
+    action = serializers.ChoiceField(
+        choices=[*QuizQuestionChange.Action.values, "undo"],
+        help_text="key, tolerance, full_credit, drop; or undo this question's change.",
+    )
+    answer = serializers.JSONField(
+        required=False,
+        help_text="key: the right option (its index among the question's options "
+        "as the bank stores them) or the number.",
+    )
+    absolute = serializers.FloatField(required=False, allow_null=True)
+    relative = serializers.FloatField(
+        required=False, allow_null=True, help_text="0.01 is 1%."
+    )
+    comment = serializers.CharField(required=False, allow_blank=True, default="")
+    dry_run = serializers.BooleanField(
+        default=False, help_text="Show whose scores would change; save nothing."
+    )
+
+
+class QuizQuestionsView(ApiView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        responses={200: OpenApiTypes.OBJECT},
+        summary="A quiz's questions (every one its slots draw from), with keys "
+        "and any change made for this quiz",
+        tags=["quizzes"],
+    )
+    def get(self, request, quiz_id: int):
+        quiz = access.quiz_taught(request.user, quiz_id)
+        return Response({"questions": regrading.quiz_questions(quiz)})
+
+
+class QuizQuestionRegradeView(ApiView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        request=QuestionRegradeInSerializer,
+        responses={200: OpenApiTypes.OBJECT, 400: OpenApiResponse()},
+        summary="Regrade one question for this quiz only (with a dry run)",
+        description="A new key or tolerance, full credit for everyone, or drop "
+        "it (its points leave every total), for this quiz only: the question "
+        "stays as it is elsewhere. `dry_run` lists whose scores would change and "
+        "by how much; otherwise every submitted attempt is rescored and the "
+        "report keeps the old scores.",
+        tags=["quizzes"],
+    )
+    def post(self, request, quiz_id: int):
+        quiz = access.quiz_taught(request.user, quiz_id)
+        data = QuestionRegradeInSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        undo = values["action"] == "undo"
+        change = regrading.ChangeRequest(
+            ref=values["question"],
+            action="" if undo else values["action"],
+            answer=values.get("answer"),
+            absolute=values.get("absolute"),
+            relative=values.get("relative"),
+            comment=values["comment"],
+        )
+        try:
+            if values["dry_run"] and not undo:
+                rows = regrading.question_change_preview(quiz=quiz, request=change)
+                return Response({"dry_run": True, "changes": rows})
+            regrade = regrading.question_change_set(
+                quiz=quiz, request=change, actor=request.user, undo=undo
+            )
+        except regrading.ChangeInvalid as exc:
+            raise ValidationError({exc.field: [str(exc)]}) from None
+        return Response(
+            {
+                "dry_run": False,
+                "id": regrade.pk,
+                "what": regrade.what,
+                "total": regrade.total,
+                "changed": regrade.changed,
+                "changes": regrading.regrade_report(regrade),
+            }
+        )
+
+
+class QuizBankView(ApiView):
+    permission_classes = [IsAuthenticated, IsInstructor]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("q", str, description="Words in the prompt or title"),
+            OpenApiParameter("lesson", str, description="A lesson's slug"),
+            OpenApiParameter("section", str, description="A section's slug"),
+            OpenApiParameter("kind", str, enum=list(picker.KINDS)),
+            OpenApiParameter("source", str, enum=list(picker.SOURCES)),
+        ],
+        responses={200: OpenApiTypes.OBJECT, 400: OpenApiResponse()},
+        summary="Search the question bank for a quiz (instructors)",
+        description="Self-checks, templates, quiz-only questions and exercises, "
+        "each with a sample (a template: one draw of its numbers), its "
+        "`slot_word` for the slot text, and whether it is practice in a "
+        "held-back quiz.",
+        tags=["quizzes"],
+    )
+    def get(self, request):
+        params = request.query_params
+        try:
+            found = picker.bank_search(
+                text=params.get("q", ""),
+                lesson=params.get("lesson", ""),
+                section=params.get("section", ""),
+                kind=params.get("kind", ""),
+                source=params.get("source", ""),
+            )
+        except picker.SearchInvalid as exc:
+            raise ValidationError({exc.field: [str(exc)]}) from None
+        return Response({"results": found, "limit": picker.LIMIT})

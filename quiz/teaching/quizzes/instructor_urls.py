@@ -2,9 +2,40 @@
 
 from django.urls import path
 
+from quiz.teaching.quizzes import instructor_tools as tools
 from quiz.teaching.quizzes import instructor_views as views
 
 urlpatterns = [
+    path(
+        "instructor/cohorts/<int:cohort_id>/quiz-bank/",
+        tools.quiz_bank,
+        name="instructor-quiz-bank",
+    ),
+    path(
+        "instructor/quizzes/<int:quiz_id>/close/",
+        tools.quiz_close,
+        name="instructor-quiz-close",
+    ),
+    path(
+        "instructor/quizzes/<int:quiz_id>/reopen/",
+        tools.quiz_reopen,
+        name="instructor-quiz-reopen",
+    ),
+    path(
+        "instructor/quizzes/<int:quiz_id>/questions/",
+        tools.quiz_questions,
+        name="instructor-quiz-questions",
+    ),
+    path(
+        "instructor/quizzes/<int:quiz_id>/questions/regrade/",
+        tools.quiz_question_regrade,
+        name="instructor-quiz-question-regrade",
+    ),
+    path(
+        "instructor/quiz-attempts/<int:attempt_id>/",
+        tools.attempt_review,
+        name="instructor-quiz-attempt",
+    ),
     path(
         "instructor/cohorts/<int:cohort_id>/quizzes/",
         views.quiz_list,

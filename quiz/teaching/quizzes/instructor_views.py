@@ -7,21 +7,24 @@ quiz.teaching.quizzes.services (the API's path too).
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
 from grader.models import Exercise
-from quiz.content.models import QuestionTemplate, Section
+from quiz.content.models import Lesson, QuestionTemplate, Section
 from quiz.core.params import id_in_range
 from quiz.teaching.access import cohort_or_404, instructor_required
 from quiz.teaching.quizzes import access, analysis, regrading, results, services
 from quiz.teaching.quizzes.bank import Bank, pool_refs
 from quiz.teaching.quizzes.chart import facility_chart
 from quiz.teaching.quizzes.models import Quiz, QuizAccommodation, QuizRegrade
+from quiz.teaching.quizzes.policy import last_close
 from quiz.teaching.quizzes.security import slot_practice
 from quiz.templatetags.zoned_time import FormTimeError, form_time
 
@@ -88,15 +91,32 @@ def parse_slots(text: str) -> list[services.SlotSpec]:
     return specs
 
 
-def _slots_text(quiz: Quiz) -> str:
-    lines = []
+def slot_words(slot, pool_size: int) -> str:
+    """A slot's points and draw in words: "2 points shared by 2 questions
+    drawn from 5 (1 point each)", never the "2 x2" of the slot text."""
+    points = f"{slot.points:g} point{'s' * (slot.points != 1)}"
+    if slot.draw == 1:
+        return f"{points}: one question drawn from {pool_size}"
+    each = slot.points / slot.draw
+    return (
+        f"{points} shared by {slot.draw} questions drawn from {pool_size} "
+        f"({each:g} point{'s' * (each != 1)} each)"
+    )
+
+
+def pool_text(pool: dict) -> str:
+    """A pool as the slot text writes it: "template:kv-cache-bytes, lesson:x"."""
     names = {v: k for k, v in _POOL_WORDS.items()}
-    for slot in quiz.slots.all():
-        words = [
-            f"{names[key]}:{v}" for key, values in slot.pool.items() for v in values
-        ]
-        lines.append(f"{slot.points:g} x{slot.draw}: {', '.join(words)}")
-    return "\n".join(lines)
+    return ", ".join(
+        f"{names[key]}:{v}" for key, values in pool.items() for v in values
+    )
+
+
+def _slots_text(quiz: Quiz) -> str:
+    return "\n".join(
+        f"{slot.points:g} x{slot.draw}: {pool_text(slot.pool)}"
+        for slot in quiz.slots.all()
+    )
 
 
 @instructor_required
@@ -141,13 +161,48 @@ def _form_values(request, quiz=None) -> tuple[dict, list[services.SlotSpec]]:
     return values, parse_slots(post.get("slots", ""))
 
 
+_REF_PREFIX = {"question": "q", "template": "t", "quiz-question": "b", "exercise": "x"}
+
+
+def slot_titles(text: str) -> dict[str, str]:
+    """What each word of the slot text names ("template:x" -> its title), for
+    the builder's slot list; words that name nothing are left out."""
+    words = {
+        word.strip()
+        for line in str(text).splitlines()
+        for word in line.partition(":")[2].split(",")
+        if ":" in word
+    }
+    refs = {}
+    for word in words:
+        kind, _, name = word.partition(":")
+        if kind in _REF_PREFIX:
+            refs[f"{_REF_PREFIX[kind]}:{name}"] = word
+    bank = Bank(refs)
+    titles = {
+        word: bank.draw(ref, "sample:0").title
+        for ref, word in refs.items()
+        if bank.has(ref)
+    }
+    for kind, model in (("lesson", Lesson), ("section", Section)):
+        slugs = {w.partition(":")[2]: w for w in words if w.startswith(kind + ":")}
+        for slug, title in model.objects.filter(slug__in=slugs).values_list(
+            "slug", "title"
+        ):
+            titles[slugs[slug]] = f"all of {kind} “{title}”"
+    return titles
+
+
 def _form_context(cohort, quiz=None, **extra) -> dict:
+    form = extra.get("form") or {}
     return {
+        "slot_titles": slot_titles(form.get("slots", "") or ""),
         "cohort": cohort,
         "quiz": quiz,
         "combines": Quiz.Combine.choices,
         "feedbacks": Quiz.Feedback.choices,
         "sections": Section.objects.order_by("order"),
+        "lessons": Lesson.objects.select_related("section"),
         "templates": QuestionTemplate.objects.select_related("section"),
         "exercises": Exercise.objects.filter(published=True).order_by("slug"),
         **extra,
@@ -158,7 +213,15 @@ def _form_context(cohort, quiz=None, **extra) -> dict:
 @require_http_methods(["GET", "POST"])
 def quiz_new(request, cohort_id: int):
     cohort = cohort_or_404(request, cohort_id)
-    form = {"shuffle": True, "attempts_allowed": 1, "time_limit": 30}
+    # A new quiz opens now and closes in a week unless the form says otherwise.
+    opens = timezone.now().replace(second=0, microsecond=0)
+    form = {
+        "shuffle": True,
+        "attempts_allowed": 1,
+        "time_limit": 30,
+        "opens_at": opens,
+        "closes_at": opens + timedelta(days=7),
+    }
     if request.method == "POST":
         form = request.POST
         try:
@@ -234,6 +297,9 @@ def quiz_detail(request, quiz_id: int):
     slots = list(quiz.slots.all())
     for slot in slots:
         slot.practice = slot_practice(quiz, slot)
+        slot.words = slot_words(slot, len(pool_refs(slot.pool)))
+        slot.pool_text = pool_text(slot.pool)
+    now = timezone.now()
     return render(
         request,
         "instructor/quiz.html",
@@ -248,6 +314,7 @@ def quiz_detail(request, quiz_id: int):
             "regrades": quiz.regrades.all()[:5],
             "has_attempts": services.quiz_has_attempts(quiz),
             "practice": any(slot.practice for slot in slots),
+            "open_now": quiz.opens_at < now < last_close(quiz),
         },
     )
 

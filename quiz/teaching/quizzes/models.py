@@ -14,9 +14,15 @@ class Quiz(models.Model):
         AVERAGE = "average", "The average of the attempts counts"
 
     class Feedback(models.TextChoices):
-        IMMEDIATE = "immediate", "Right answers as soon as a question is answered"
-        AFTER_SUBMIT = "after_submit", "Right answers once the attempt is submitted"
-        AFTER_CLOSE = "after_close", "Right answers once the quiz closes"
+        IMMEDIATE = "immediate", "At once: each answer is checked as it is given"
+        AFTER_SUBMIT = (
+            "after_submit",
+            (
+                "Once the learner has submitted their last attempt (or their close "
+                "has passed)"
+            ),
+        )
+        AFTER_CLOSE = "after_close", "Once the quiz has closed for everyone"
 
     cohort = models.ForeignKey(
         "quiz.Cohort", on_delete=models.PROTECT, related_name="quizzes"

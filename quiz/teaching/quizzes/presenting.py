@@ -22,6 +22,7 @@ from quiz.teaching.quizzes.code import code_feedback, code_rows, is_code
 from quiz.teaching.quizzes.models import Quiz, QuizAttempt, QuizQuestionChange
 from quiz.teaching.quizzes.policy import feedback_open
 from quiz.teaching.quizzes.scoring import attempt_overrides
+from quiz.templatetags.scores import percent_value
 
 Change = QuizQuestionChange.Action
 
@@ -201,7 +202,7 @@ def attempt_state(
         state.update(
             score=attempt.score,
             points=attempt.points,
-            percent=None if attempt.score is None else round(attempt.score * 100, 1),
+            percent=percent_value(attempt.score),
             grading=grading,
         )
     return state

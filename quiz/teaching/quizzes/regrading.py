@@ -161,6 +161,53 @@ def regrade_report(regrade: QuizRegrade) -> list[dict]:
 # One question, for this quiz only --------------------------------------------
 
 
+def quiz_questions(quiz: Quiz) -> list[dict]:
+    """Every question the quiz's slots draw from, as an instructor regrades
+    it: its key (a template: one sample), options, and this quiz's change."""
+    refs = list(
+        dict.fromkeys(ref for slot in quiz.slots.all() for ref in pool_refs(slot.pool))
+    )
+    bank = Bank(refs)
+    changes = quiz_changes(quiz.pk)
+    rows = []
+    for ref in refs:
+        if not bank.has(ref):
+            continue
+        drawn = bank.draw(ref, "sample:0")
+        change = changes.get(ref)
+        shown = changed(drawn, change)
+        rows.append(
+            {
+                "ref": ref,
+                "title": drawn.title,
+                "kind": drawn.kind,
+                "prompt": "" if ref.startswith("t:") else drawn.prompt,
+                "varies": ref.startswith("t:"),
+                "options": drawn.options,
+                "correct": shown.correct,
+                "answer": shown.answer_text(),
+                "tolerance": shown.tolerance_text() if drawn.kind == "numeric" else "",
+                "change": None
+                if change is None
+                else {
+                    "action": change.action,
+                    "words": change_words(change, shown),
+                    "comment": change.comment,
+                },
+                "actions": [a for a in Action_.values if _allowed(ref, drawn, a)],
+            }
+        )
+    return rows
+
+
+def _allowed(ref: str, drawn: Drawn, action: str) -> bool:
+    if action == Action_.KEY:
+        return not ref.startswith("t:") and drawn.kind != "code"
+    if action == Action_.TOLERANCE:
+        return drawn.kind == "numeric"
+    return True
+
+
 @dataclass(frozen=True)
 class ChangeRequest:
     ref: str
@@ -243,7 +290,9 @@ def _checked(quiz: Quiz, request: ChangeRequest) -> tuple[QuizQuestionChange, Dr
                     f"{name}: a number from 0 up (0.01 relative is 1%).", field=name
                 )
         if request.absolute is None and request.relative is None:
-            raise ChangeInvalid("Give an absolute or a relative tolerance.", "absolute")
+            raise ChangeInvalid(
+                "Give an absolute or a relative tolerance.", field="absolute"
+            )
         row.tolerance_absolute = float(request.absolute or 0.0)
         row.tolerance_relative = float(request.relative or 0.0)
     return row, drawn
@@ -270,7 +319,9 @@ def question_change_set(
         existing = QuizQuestionChange.objects.filter(quiz=quiz, ref=request.ref).first()
         if undo:
             if existing is None:
-                raise ChangeInvalid("That question has no change to undo.", "question")
+                raise ChangeInvalid(
+                    "That question has no change to undo.", field="question"
+                )
             drawn = _sample(request.ref)
             existing.delete()
             what = "change undone"

@@ -9,6 +9,7 @@ from __future__ import annotations
 from quiz.teaching.csv_files import csv_response, csv_text, export_filename
 from quiz.teaching.models import CohortMembership
 from quiz.teaching.quizzes.models import Quiz, QuizAttempt
+from quiz.templatetags.scores import percent_value
 
 
 def combine(quiz: Quiz, scores: list[float]) -> float | None:
@@ -65,8 +66,11 @@ def quiz_results(quiz: Quiz) -> list[dict]:
 
 
 def results_csv(quiz: Quiz, rows: list[dict]):
-    """The results as CSV: one line per learner, the counted score and attempts."""
+    """The results as CSV: one line per learner, the counted score (0-1, and
+    in percent as the pages show it) and attempts."""
+    # `score` is 0-1, as the JSON's; `score %` the figure every page shows.
     header = ["learner_id", "learner", "score", "attempts", "last_submitted_at"]
+    header.append("score %")
     lines = []
     for row in rows:
         done = [a for a in row["attempts"] if a["submitted_at"]]
@@ -77,6 +81,7 @@ def results_csv(quiz: Quiz, rows: list[dict]):
                 "" if row["score"] is None else f"{row['score']:.4f}",
                 len(row["attempts"]),
                 done[-1]["submitted_at"].isoformat() if done else "",
+                "" if row["score"] is None else percent_value(row["score"]),
             ]
         )
     return csv_response(

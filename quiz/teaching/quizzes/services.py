@@ -615,7 +615,7 @@ def attempt_save(
         raise AttemptClosed(
             "Time is up: this answer arrived after the deadline and was not "
             "saved. Your earlier answers were submitted."
-            if answers or flags is not None
+            if answers
             else "Time is up: the attempt was submitted with your saved answers."
         )
     return SaveResult(attempt=attempt, saved=saved, errors=errors)

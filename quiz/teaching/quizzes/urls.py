@@ -12,4 +12,9 @@ urlpatterns = [
         views.quiz_attempt,
         name="quiz-attempt",
     ),
+    path(
+        "quizzes/attempts/<int:attempt_id>/summary/",
+        views.quiz_attempt_summary,
+        name="quiz-attempt-summary",
+    ),
 ]

@@ -1,7 +1,11 @@
 """Learner pages for quizzes: a quiz's intro, and taking an attempt.
 
 Plain forms that work without JavaScript; static/js/quiz_attempt.js adds
-autosave (through the attempts API) and a countdown on top. Every write goes
+autosave (through the attempts API), flags saved at once, a countdown and,
+on a result with code still being graded, a poll for the verdict on top;
+static/vendor/editor.js (CodeMirror) replaces a code question's textarea.
+Before submitting, the learner sees a summary (`quiz_attempt_summary`):
+answered, unanswered and flagged questions, and Submit. Every write goes
 through quiz.teaching.quizzes.services, and an attempt reaches the page only
 through presenting.attempt_state, which holds back keys, explanations and
 scores until the quiz's feedback policy allows them.
@@ -17,10 +21,12 @@ import math
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.staticfiles import finders
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
+from grading_engine.quiz_bank.numbers import EXAMPLE_FORMS
 
 from quiz.teaching.quizzes import access, services
 from quiz.teaching.quizzes.code import normal_lines
@@ -28,10 +34,11 @@ from quiz.teaching.quizzes.models import Quiz, QuizAccommodation, QuizAttempt
 from quiz.teaching.quizzes.policy import attempts_allowed, closing_time
 from quiz.teaching.quizzes.presenting import attempt_state
 from quiz.teaching.quizzes.results import combine
+from quiz.templatetags.scores import percent_number
 
+EDITOR_JS = "vendor/editor.js"  # CodeMirror, built by scripts/build_assets.sh
 ANSWER_MAX_CHARS = 200  # a number or an option id; anything longer is cut
-# How numbers may be written: an example no question asks (so it is no key).
-NUMBER_FORMS = "1234567, 1,234,567, 1.234567e6 or 1.23M"
+NUMBER_FORMS = EXAMPLE_FORMS  # how numbers may be written: no question's key
 
 FEEDBACK_WORDS = {
     Quiz.Feedback.IMMEDIATE: (
@@ -148,7 +155,7 @@ def quiz_intro(request, quiz_id: int):
         "rows": rows,
         "current": current,
         "refusal": refusal,
-        "overall": None if overall is None else round(overall * 100),
+        "overall": overall,  # 0-1; the page writes it with |percent
         "feedback_words": FEEDBACK_WORDS[quiz.feedback],
         "held_words": HELD_WORDS.get(quiz.feedback, ""),
     }
@@ -156,10 +163,12 @@ def quiz_intro(request, quiz_id: int):
 
 
 def _score_words(state: dict) -> dict:
-    """The score as a learner may see it now (None while it is held back)."""
+    """The score as a learner may see it now (None while it is held back):
+    `percent` is the number the `percent` filter writes, without its sign
+    ("62.5"; quiz.templatetags.scores), so every page shows one figure."""
     if state["score"] is None:
         return {"percent": None}
-    return {"percent": round(state["score"] * 100)}
+    return {"percent": percent_number(state["score"])}
 
 
 @login_required
@@ -195,6 +204,13 @@ def _locked(attempt: QuizAttempt, question: dict) -> bool:
     )
 
 
+def _points(fraction, points: float):
+    """A share of a question's points, in points (None stays None)."""
+    if fraction is None:
+        return None
+    return round(fraction * points, 4)
+
+
 def _rows(attempt: QuizAttempt, state: dict, errors: dict, drafts: dict) -> list:
     in_progress = state["state"] == QuizAttempt.State.IN_PROGRESS
     rows = []
@@ -206,6 +222,8 @@ def _rows(attempt: QuizAttempt, state: dict, errors: dict, drafts: dict) -> list
         chosen = None
         if q["kind"] == "choice" and value.strip().isdigit() and value.isascii():
             chosen = int(value)
+        feedback = q.get("feedback")
+        override = (feedback or {}).get("override")
         rows.append(
             {
                 "q": q,
@@ -216,7 +234,14 @@ def _rows(attempt: QuizAttempt, state: dict, errors: dict, drafts: dict) -> list
                 "editable": editable,
                 "unsaved": value != saved,
                 "error": errors.get(key, ""),
-                "feedback": q.get("feedback"),
+                "feedback": feedback,
+                "answered": q["answer"] not in (None, ""),
+                "flagged": q["flagged"],
+                "flaggable": in_progress and q["kind"] != "removed",
+                "earned": _points((feedback or {}).get("score"), q["points"]),
+                "override_points": _points(
+                    override["score"] if override else None, q["points"]
+                ),
             }
         )
     return rows
@@ -227,18 +252,23 @@ def _attempt_page(request, attempt, *, errors=None, drafts=None, status=200):
     state = attempt_state(attempt, now)
     quiz = attempt.quiz
     in_progress = state["state"] == QuizAttempt.State.IN_PROGRESS
+    rows = _rows(attempt, state, errors or {}, drafts or {})
     context = {
         "attempt": attempt,
         "quiz": quiz,
         "state": state,
         "in_progress": in_progress,
         "immediate": quiz.feedback == Quiz.Feedback.IMMEDIATE,
-        "rows": _rows(attempt, state, errors or {}, drafts or {}),
+        "rows": rows,
         "time_left": duration_text(state["time_left_seconds"]),
         "number_forms": NUMBER_FORMS,
         "api_url": reverse("api-quiz-attempt", args=[attempt.pk]),
         "percent": _score_words(state)["percent"],
         "held_words": HELD_WORDS.get(quiz.feedback, ""),
+        # Without a built bundle a code question keeps the plain textarea.
+        "editor_js": in_progress
+        and any(r["editable"] and r["q"]["kind"] == "code" for r in rows)
+        and finders.find(EDITOR_JS) is not None,
     }
     return render(request, "quiz/quiz_attempt.html", context, status=status)
 
@@ -274,18 +304,51 @@ def _posted(request, state: dict) -> dict[str, str]:
     return posted
 
 
-def _attempt_post(request, attempt: QuizAttempt):
-    """Save (or check one answer), then submit if asked; PRG unless errors.
+def _posted_flags(request, state: dict) -> list[int] | None:
+    """The questions the form flags for review; None if it carries no flags.
 
-    Only answers that differ from the saved ones are sent to the service, so
-    an unchanged form submitted at the deadline does not read as a late answer.
+    The attempt form says it carries them (`flags-shown`), so a post without
+    the checkboxes (the summary's Submit) leaves the flags as they are.
+    """
+    if "flags-shown" not in request.POST:
+        return None
+    count = len(state["questions"])
+    numbers = set()
+    for value in request.POST.getlist("flag")[:count]:
+        text = value.strip()
+        if text.isascii() and text.isdigit() and len(text) <= 6:
+            if 1 <= int(text) <= count:
+                numbers.add(int(text))
+    return sorted(numbers)
+
+
+def _numbers_text(numbers) -> str:
+    ordered = sorted(numbers, key=int)
+    if len(ordered) == 1:
+        return f"question {ordered[0]}"
+    return "questions " + ", ".join(ordered[:-1]) + " and " + ordered[-1]
+
+
+def _attempt_post(request, attempt: QuizAttempt):
+    """Save (or check one answer), then submit or review if asked; PRG unless
+    errors.
+
+    Only answers (and flags) that differ from the saved ones are sent to the
+    service, so an unchanged form submitted at the deadline does not read as
+    a late answer. `action`: save, review (save, then the summary page),
+    submit, or enter (Enter in a field with immediate feedback: nothing).
     """
     now = timezone.now()
     state = attempt_state(attempt, now)
     saved = {str(q["number"]): _saved_text(q["answer"]) for q in state["questions"]}
     posted = _posted(request, state)
     changed = {n: v for n, v in posted.items() if v.strip() != saved[n].strip()}
-    submit = request.POST.get("action") == "submit"
+    flags = _posted_flags(request, state)
+    if flags == state["flags"]:
+        flags = None  # unchanged: nothing to save
+    action = request.POST.get("action", "save")
+    submit = action == "submit"
+    review = action == "review"
     check = request.POST.get("check", "")
     url = reverse("quiz-attempt", args=[attempt.pk])
     errors: dict[str, str] = {}
@@ -303,19 +366,30 @@ def _attempt_post(request, attempt: QuizAttempt):
             )
         answers = {check: value} if check in changed else {}
     elif attempt.quiz.feedback == Quiz.Feedback.IMMEDIATE and not submit:
-        # Enter pressed in a field: with immediate feedback a save is final,
-        # so nothing is saved without the question's own Check button.
-        messages.info(
-            request,
-            "Nothing was saved: press Check under a question to save and check "
-            "that answer.",
-        )
-        return _attempt_page(request, attempt, drafts=changed)
+        if not review:
+            # Enter pressed in a field: with immediate feedback a save is
+            # final, so nothing is saved without the question's own Check.
+            messages.info(
+                request,
+                "Nothing was saved: press Check under a question to save and "
+                "check that answer.",
+            )
+            return _attempt_page(request, attempt, drafts=changed)
+        answers = {}  # the summary: flags only, an answer needs its Check
+        if changed:
+            messages.warning(
+                request,
+                f"Not saved: what you typed in {_numbers_text(changed)}. With "
+                "immediate feedback an answer is saved only by its Check button: "
+                "go back to the question to check it.",
+            )
     else:
         answers = changed
     try:
-        if answers:
-            result = services.attempt_save(attempt=attempt, answers=answers, now=now)
+        if answers or flags is not None:
+            result = services.attempt_save(
+                attempt=attempt, answers=answers, flags=flags, now=now
+            )
             errors = result.errors
             if result.saved and not submit:
                 count = len(result.saved)
@@ -325,13 +399,17 @@ def _attempt_post(request, attempt: QuizAttempt):
                     f"{done} {count} answer{'' if count == 1 else 's'} at "
                     f"{now:%H:%M:%S} UTC.",
                 )
+            elif flags is not None and not (submit or review or check):
+                messages.success(
+                    request, f"Saved your flags for review at {now:%H:%M:%S} UTC."
+                )
         elif now >= attempt.deadline and attempt.state == QuizAttempt.State.IN_PROGRESS:
             services.close_expired(quiz=attempt.quiz, learner=request.user, now=now)
             raise services.AttemptClosed(
                 "Time is up: your attempt was submitted with the answers saved "
                 "before the deadline."
             )
-        elif not submit and not check:
+        elif action == "save" and not check:
             messages.info(request, "Nothing had changed since your last save.")
         if submit and not errors:
             services.attempt_submit(attempt=attempt, by="learner", now=now)
@@ -346,6 +424,12 @@ def _attempt_post(request, attempt: QuizAttempt):
                 "Not submitted yet: fix or clear the answers marked below, then "
                 "submit again.",
             )
+        elif review:
+            messages.error(
+                request,
+                "Fix or clear the answers marked below, then review your answers "
+                "again.",
+            )
         bad = {n: posted.get(n, "") for n in errors if n in posted}
         attempt.refresh_from_db()
         return _attempt_page(
@@ -354,4 +438,57 @@ def _attempt_post(request, attempt: QuizAttempt):
     if drafts:  # a check with other answers typed but not checked: keep them
         attempt.refresh_from_db()
         return _attempt_page(request, attempt, drafts=drafts)
+    if review:
+        return redirect("quiz-attempt-summary", attempt_id=attempt.pk)
     return redirect(f"{url}#question-{check}" if check else url)
+
+
+# The summary before submitting -----------------------------------------------
+
+
+def _answer_words(q: dict) -> str:
+    """A saved answer in a few words, for the summary ("" if none)."""
+    value = q["answer"]
+    if value in (None, ""):
+        return ""
+    if q["kind"] == "choice":
+        shown = {o["id"]: o["text"] for o in q.get("options", [])}
+        return shown.get(value, "")
+    if q["kind"] == "code":
+        lines = len(str(value).strip().splitlines())
+        return f"{lines} line{'' if lines == 1 else 's'} of code"
+    return str(value)
+
+
+@login_required
+@require_http_methods(["GET", "HEAD"])
+def quiz_attempt_summary(request, attempt_id: int):
+    """Before submitting: each question answered or not, and flagged or not,
+    with a link back to it; Submit from here."""
+    attempt = services.attempt_refresh(access.attempt_own(request.user, attempt_id))
+    if attempt.state != QuizAttempt.State.IN_PROGRESS:
+        return redirect("quiz-attempt", attempt_id=attempt.pk)
+    state = attempt_state(attempt, timezone.now())
+    rows = [
+        {
+            "q": q,
+            "key": str(q["number"]),
+            "answered": q["answer"] not in (None, ""),
+            "flagged": q["flagged"],
+            "words": _answer_words(q),
+        }
+        for q in state["questions"]
+        if q["kind"] != "removed"
+    ]
+    context = {
+        "attempt": attempt,
+        "quiz": attempt.quiz,
+        "state": state,
+        "rows": rows,
+        "unanswered": [r for r in rows if not r["answered"]],
+        "flagged": [r for r in rows if r["flagged"]],
+        "answered_count": sum(r["answered"] for r in rows),
+        "time_left": duration_text(state["time_left_seconds"]),
+        "immediate": attempt.quiz.feedback == Quiz.Feedback.IMMEDIATE,
+    }
+    return render(request, "quiz/quiz_attempt_summary.html", context)
