@@ -273,6 +273,8 @@
   });
   text.addEventListener("input", render);
   builder.hidden = false;
-  document.getElementById("slot-text").open = false; // the list shows it now
+  // The list shows the slot text now; an error in it keeps it open to fix.
+  var slotText = document.getElementById("slot-text");
+  if (!slotText.hasAttribute("data-keep-open")) slotText.open = false;
   render();
 })();

@@ -160,7 +160,9 @@ def _():
 
 @checker("tied-init-linear-only")
 def _():
-    config = get_config("tiny", vocab_size=4001, n_layer=1, n_embd=64)
+    # GPT-2's vocabulary: 3.2M draws, so a sample's std is within 0.0004 of
+    # its distribution's, far inside the question's tolerance (0.002).
+    config = get_config("tiny", vocab_size=50257, n_layer=1, n_embd=64)
     g = torch.Generator().manual_seed(0)
 
     def init(m: nn.Module) -> None:
@@ -168,6 +170,7 @@ def _():
             nn.init.normal_(m.weight, 0.0, 0.02, generator=g)
 
     with torch.random.fork_rng(), torch.no_grad():
+        torch.manual_seed(0)  # the same draw in every run (fork_rng restores)
         model = GPT(config)  # PyTorch's defaults: nn.Embedding is N(0, 1)
         default_std = model.transformer.wte.weight.std().item()
         model.apply(init)
