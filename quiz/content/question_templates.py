@@ -12,9 +12,9 @@ from pathlib import Path
 import yaml
 from grading_engine.quiz_bank.variants import TemplateInvalid, check
 
-from quiz.content.models import Diagnosis, Lesson, QuestionTemplate, Section
+from quiz.content.bank_loading import bank_rows_load
+from quiz.content.models import QuestionTemplate
 from quiz.content.tree import TEMPLATE_DIR, ContentError, ContentProblem
-from quiz.core.upsert import upsert
 
 
 def read_templates(root: Path) -> list[tuple[Path, dict]]:
@@ -45,40 +45,19 @@ def load_templates(records: list[tuple[Path, dict]], relative, note) -> None:
 
     Called inside content_load's transaction, after lessons and diagnoses.
     """
-    sections = {s.slug: s for s in Section.objects.all()}
-    lessons = {le.slug: le for le in Lesson.objects.all()}
-    diagnoses = set(Diagnosis.objects.values_list("slug", flat=True))
-    problems = []
-    for path, spec in records:
-        missing = [s for s in spec.get("lessons") or [] if s not in lessons]
-        missing += [] if spec["section"] in sections else [f"section {spec['section']}"]
-        missing += [
-            f"diagnosis {m['diagnosis']}"
-            for m in spec.get("misconceptions") or []
-            if m.get("diagnosis") and m["diagnosis"] not in diagnoses
-        ]
-        if missing:
-            problems.append(ContentProblem(path, 0, f"no such {', '.join(missing)}"))
-            continue
-        outcome = upsert(
-            QuestionTemplate,
-            {"slug": spec["slug"]},
-            {
-                "title": str(spec["title"]).strip(),
-                "section": sections[spec["section"]],
-                "kind": spec["kind"],
-                "spec": spec,
-                "source_path": relative(path),
-            },
-        )
-        template = QuestionTemplate.objects.get(slug=spec["slug"])
-        wanted = {lessons[s].pk for s in spec.get("lessons") or []}
-        if set(template.lessons.values_list("pk", flat=True)) != wanted:
-            template.lessons.set(wanted)
-            outcome = "updated" if outcome == "unchanged" else outcome
-        note("template", relative(path), outcome)
-    if problems:
-        raise ContentError(problems)
+    bank_rows_load(
+        records,
+        relative,
+        note,
+        model=QuestionTemplate,
+        label="template",
+        values=lambda spec: {
+            "title": str(spec["title"]).strip(),
+            "kind": spec["kind"],
+            "spec": spec,
+        },
+        line=0,
+    )
 
 
 def template_export_files() -> dict[str, str]:

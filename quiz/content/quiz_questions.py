@@ -6,9 +6,10 @@ self-check, review card or learner export shows.
 
 The split mirrors question_templates.py: `check` holds a file's mapping to
 the format (the loader before its transaction, and the admin's form, call
-the same function), `missing_references` names the sections, lessons and
-diagnoses it lacks (the loader inside the transaction, once they exist; the
-admin against the database), `load_quiz_questions` stores the files, and
+the same function), `load_quiz_questions` stores the files through
+bank_loading (as templates are stored: the sections, lessons and diagnoses
+a file names are checked inside the transaction; the admin checks its
+diagnoses with `missing_diagnoses`), and
 `export_specs` gives each stored question back as the mapping its file
 holds (export.py writes it).
 
@@ -28,9 +29,9 @@ from pathlib import Path
 import yaml
 from grading_engine.quiz_bank.numbers import within
 
-from quiz.content.models import Diagnosis, Lesson, QuizQuestion, Section
+from quiz.content.bank_loading import bank_rows_load
+from quiz.content.models import Diagnosis, QuizQuestion
 from quiz.content.tree import QUIZ_QUESTION_DIR, ContentError, ContentProblem
-from quiz.core.upsert import upsert
 
 KINDS = ("choice", "numeric")
 # The keys of a file, in the order export writes them.
@@ -320,18 +321,6 @@ def check(spec) -> dict:
     return clean
 
 
-def missing_references(spec: dict, *, sections, lessons, diagnoses) -> list[str]:
-    """What a checked question names that does not exist: ["lesson x", ...]."""
-    missing = [] if spec["section"] in sections else [f"section {spec['section']}"]
-    missing += [f"lesson {s}" for s in spec.get("lessons", []) if s not in lessons]
-    missing += [
-        f"diagnosis {m['diagnosis']}"
-        for m in spec.get("misconceptions", [])
-        if m.get("diagnosis") and m["diagnosis"] not in diagnoses
-    ]
-    return missing
-
-
 def missing_diagnoses(spec: dict) -> list[str]:
     """The diagnoses a checked question names that the database lacks."""
     wanted = {
@@ -514,34 +503,15 @@ def load_quiz_questions(records: list[tuple[Path, dict]], relative, note) -> Non
 
     Called inside content_load's transaction, after lessons and diagnoses.
     """
-    sections = {s.slug: s for s in Section.objects.all()}
-    lessons = {le.slug: le for le in Lesson.objects.all()}
-    diagnoses = set(Diagnosis.objects.values_list("slug", flat=True))
-    problems = []
-    for path, spec in records:
-        missing = missing_references(
-            spec, sections=sections, lessons=lessons, diagnoses=diagnoses
-        )
-        if missing:
-            problems.append(ContentProblem(path, 1, f"no such {', '.join(missing)}"))
-            continue
-        outcome = upsert(
-            QuizQuestion,
-            {"slug": spec["slug"]},
-            {
-                **values_of(spec),
-                "section": sections[spec["section"]],
-                "source_path": relative(path),
-            },
-        )
-        question = QuizQuestion.objects.get(slug=spec["slug"])
-        wanted = {lessons[s].pk for s in spec.get("lessons", [])}
-        if set(question.lessons.values_list("pk", flat=True)) != wanted:
-            question.lessons.set(wanted)
-            outcome = "updated" if outcome == "unchanged" else outcome
-        note("quiz question", relative(path), outcome)
-    if problems:
-        raise ContentError(problems)
+    bank_rows_load(
+        records,
+        relative,
+        note,
+        model=QuizQuestion,
+        label="quiz question",
+        values=values_of,
+        line=1,
+    )
 
 
 def quiz_questions_not_in(records: list[tuple[Path, dict]]) -> list[str]:

@@ -773,15 +773,8 @@ class QuizBankView(ApiView):
         tags=["quizzes"],
     )
     def get(self, request):
-        params = request.query_params
         try:
-            found = picker.bank_search(
-                text=params.get("q", ""),
-                lesson=params.get("lesson", ""),
-                section=params.get("section", ""),
-                kind=params.get("kind", ""),
-                source=params.get("source", ""),
-            )
+            found = picker.bank_search_params(request.query_params)
         except picker.SearchInvalid as exc:
             raise ValidationError({exc.field: [str(exc)]}) from None
         return Response({"results": found, "limit": picker.LIMIT})

@@ -10,7 +10,6 @@ service the API calls.
 from __future__ import annotations
 
 from django.contrib import messages
-from django.contrib.auth import get_user_model
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
@@ -18,7 +17,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from quiz.content.models import Lesson, Section
 from quiz.teaching.access import cohort_or_404, instructor_required
 from quiz.teaching.quizzes import access, overrides, picker, regrading, services
-from quiz.teaching.quizzes.instructor_views import _time
+from quiz.teaching.quizzes.instructor_views import _time, form_learner
 from quiz.teaching.quizzes.models import QuizAttempt
 from quiz.teaching.quizzes.presenting import attempt_state
 
@@ -55,10 +54,8 @@ def quiz_close(request, quiz_id: int):
 def quiz_reopen(request, quiz_id: int):
     quiz = access.quiz_taught(request.user, quiz_id)
     post = request.POST
-    learner = get_user_model().objects.filter(username=post.get("learner", "")).first()
     try:
-        if learner is None:
-            raise services.QuizError("Pick a learner of the cohort.", field="learner")
+        learner = form_learner(post)
         text = post.get("extra_attempts", "1").strip() or "0"
         if not (text.isascii() and text.isdigit()):
             raise services.QuizError(
@@ -228,15 +225,9 @@ def quiz_bank(request, cohort_id: int):
     cohort = cohort_or_404(request, cohort_id)
     params = request.GET
     error, results = "", []
-    if any(params.get(k) for k in ("q", "lesson", "section", "kind", "source")):
+    if any(params.get(k) for k in picker.FILTERS):
         try:
-            results = picker.bank_search(
-                text=params.get("q", ""),
-                lesson=params.get("lesson", ""),
-                section=params.get("section", ""),
-                kind=params.get("kind", ""),
-                source=params.get("source", ""),
-            )
+            results = picker.bank_search_params(params)
         except picker.SearchInvalid as exc:
             error = str(exc)
     return render(

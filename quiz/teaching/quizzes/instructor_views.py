@@ -43,6 +43,15 @@ _POOL_WORDS = {
 }
 
 
+def form_learner(post):
+    """The learner a form's `learner` field names; QuizError if none."""
+    username = post.get("learner", "")
+    learner = get_user_model().objects.filter(username=username).first()
+    if learner is None:
+        raise services.QuizError("Pick a learner of the cohort.", field="learner")
+    return learner
+
+
 def _time(post, field: str, stored=None, *, required: bool = True):
     """A form's date and time in UTC (zoned_time.form_time: read in the zone
     it was shown in, `stored` kept if unchanged), or QuizError naming it."""
@@ -400,10 +409,8 @@ def quiz_regrade_report(request, regrade_id: int):
 def quiz_accommodation(request, quiz_id: int):
     quiz = access.quiz_taught(request.user, quiz_id)
     post = request.POST
-    learner = get_user_model().objects.filter(username=post.get("learner", "")).first()
     try:
-        if learner is None:
-            raise services.QuizError("Pick a learner of the cohort.", field="learner")
+        learner = form_learner(post)
         factor = post.get("time_factor", "").strip()
         services.accommodation_set(
             quiz=quiz,

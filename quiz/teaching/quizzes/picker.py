@@ -94,6 +94,21 @@ WORDS = {"q": "question", "t": "template", "b": "quiz-question", "x": "exercise"
 NAMES = {"q": "self-check", "t": "template", "b": "quiz-question", "x": "exercise"}
 
 
+FILTERS = ("q", "lesson", "section", "kind", "source")  # a search's parameters
+
+
+def bank_search_params(params) -> list[dict]:
+    """bank_search with the filters of a query string (the API's and the
+    page's: `q` is the words)."""
+    return bank_search(
+        text=params.get("q", ""),
+        lesson=params.get("lesson", ""),
+        section=params.get("section", ""),
+        kind=params.get("kind", ""),
+        source=params.get("source", ""),
+    )
+
+
 def bank_search(
     *,
     text: str = "",
