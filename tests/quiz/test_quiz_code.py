@@ -221,3 +221,56 @@ def _body() -> dict:
         "opens_at": NOW.isoformat(),
         "closes_at": (NOW + timedelta(days=1)).isoformat(),
     }
+
+
+@pytest.mark.django_db
+def test_code_of_an_attempt_with_attempts_left_waits_for_the_last(
+    world, quiz_course, block_exercise
+):
+    """With feedback per attempt, attempt 1's checks would answer attempt 2:
+    its code goes to the grader once the learner has no attempt left (at the
+    last submit), and the periodic sweep never sends it before."""
+    quiz = code_quiz(world, attempts_allowed=2)
+    first = start(world.lea, quiz["id"]).json()
+    save(world.lea, first["id"], {"1": WRONG})
+    api(world.lea).post(f"/api/v1/attempts/{first['id']}/submit/")
+    code_sweep()
+    assert graded(world.lea) == []  # an attempt left: nothing graded, nothing shown
+    assert QuizAttempt.objects.get(pk=first["id"]).code_waiting
+    second = start(world.lea, quiz["id"]).json()
+    save(world.lea, second["id"], {"1": RIGHT})
+    code_sweep()
+    assert graded(world.lea) == []
+    api(world.lea).post(f"/api/v1/attempts/{second['id']}/submit/")
+    assert sorted(s.code for s in graded(world.lea)) == sorted([RIGHT, WRONG])
+    assert not QuizAttempt.objects.filter(code_waiting=True).exists()
+
+
+@pytest.mark.django_db
+def test_code_waiting_for_its_learner_never_fills_a_sweep(
+    world, quiz_course, block_exercise, make_user, settings, monkeypatch
+):
+    """Attempts whose learner still has an attempt left are no candidates, so
+    a sweep's limit is spent on code that is due: here one learner's two
+    answers the grader throttled at the last submit, behind two that wait."""
+    from quiz.teaching.cohorts import cohort_join
+    from quiz.teaching.quizzes import code as code_module
+
+    quiz = code_quiz(world, attempts_allowed=2)
+    for learner in (world.lea, world.leo):  # an attempt left: not due
+        attempt = start(learner, quiz["id"]).json()
+        save(learner, attempt["id"], {"1": WRONG})
+        api(learner).post(f"/api/v1/attempts/{attempt['id']}/submit/")
+    last = make_user("liv")
+    cohort_join(cohort=world.cohort, user=last)
+    for n in (1, 2):  # both attempts used: due at the second submit...
+        attempt = start(last, quiz["id"]).json()
+        save(last, attempt["id"], {"1": RIGHT if n == 2 else WRONG})
+        settings.SUBMISSION_MAX_OUTSTANDING = 0 if n == 2 else 10
+        api(last).post(f"/api/v1/attempts/{attempt['id']}/submit/")
+    assert graded(last) == []  # ...but throttled: it waits for the sweep
+    settings.SUBMISSION_MAX_OUTSTANDING = 10
+    monkeypatch.setattr(code_module, "SWEEP_LIMIT", 2)  # liv's two attempts
+    code_sweep()
+    assert {s.code for s in graded(last)} == {RIGHT, WRONG}
+    assert graded(world.lea) == graded(world.leo) == []

@@ -21,7 +21,7 @@ import logging
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Count, F, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from grader.models import Exercise, Submission
@@ -142,21 +142,41 @@ def code_release(attempt: QuizAttempt, now: datetime | None = None) -> int:
 def code_sweep(now: datetime | None = None) -> int:
     """Release the code of every attempt whose feedback has opened (periodic).
 
-    Picks up after_close quizzes once they close, and code the grader
-    throttled earlier. The filter is a superset; code_release decides.
+    Picks up after_close quizzes once they close, after_submit ones once the
+    learner's attempts are used or the quiz has closed, and code the grader
+    throttled earlier. The filter is a superset (a learner's extra attempts
+    and later close are code_release's to weigh), narrow enough that
+    attempts still waiting on their learner never fill a sweep's SWEEP_LIMIT.
     """
     now = now or timezone.now()
-    opened = (
-        ~Q(quiz__feedback=Quiz.Feedback.AFTER_CLOSE)
-        | Q(preview=True)
-        | Q(quiz__closes_at__lte=now)
+    used = Subquery(
+        QuizAttempt.objects.filter(
+            quiz=OuterRef("quiz"), learner=OuterRef("learner"), preview=False
+        )
+        .values("learner")
+        .annotate(n=Count("pk"))
+        .values("n")[:1]
     )
-    candidates = QuizAttempt.objects.filter(code_waiting=True).filter(
-        (Q(state=QuizAttempt.State.SUBMITTED) & opened)
+    closed = Q(quiz__closes_at__lte=now)
+    opened = (
+        Q(preview=True)
+        | Q(quiz__feedback=Quiz.Feedback.IMMEDIATE)
+        | closed
         | Q(
-            state=QuizAttempt.State.IN_PROGRESS,
-            preview=False,
-            quiz__feedback=Quiz.Feedback.IMMEDIATE,
+            quiz__feedback=Quiz.Feedback.AFTER_SUBMIT,
+            used__gte=F("quiz__attempts_allowed"),
+        )
+    )
+    candidates = (
+        QuizAttempt.objects.filter(code_waiting=True)
+        .annotate(used=used)
+        .filter(
+            (Q(state=QuizAttempt.State.SUBMITTED) & opened)
+            | Q(
+                state=QuizAttempt.State.IN_PROGRESS,
+                preview=False,
+                quiz__feedback=Quiz.Feedback.IMMEDIATE,
+            )
         )
     )
     released = 0
