@@ -24,6 +24,7 @@ class ExamLock:
     quizzes: tuple[str, ...]  # titles of the quizzes being sat
     questions: frozenset[int] = frozenset()  # lesson self-check ids
     exercises: frozenset[str] = frozenset()  # exercise slugs
+    quiz_ids: frozenset[int] = frozenset()  # the quizzes being sat: all else shut
 
     def message(self, what: str) -> str:
         names = ", ".join(f"“{title}”" for title in self.quizzes)
@@ -57,6 +58,7 @@ def exam_lock(user) -> ExamLock | None:
         quizzes=tuple(dict.fromkeys(t for lock in locks for t in lock.quizzes)),
         questions=frozenset().union(*(lock.questions for lock in locks)),
         exercises=frozenset().union(*(lock.exercises for lock in locks)),
+        quiz_ids=frozenset().union(*(lock.quiz_ids for lock in locks)),
     )
 
 

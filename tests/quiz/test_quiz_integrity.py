@@ -366,3 +366,34 @@ def test_a_self_check_slot_in_a_held_back_quiz_is_marked_practice(world, quiz_co
     )
     page = owner.get(reverse("instructor-quiz", args=[secure["id"]])).content.decode()
     assert "practice, not secure" not in page
+
+
+def test_sitting_a_held_back_quiz_shuts_every_other_quiz(world, quiz_course):
+    """A practice quiz checks answers at once, and a finished quiz shows its
+    keys: either may hold the held-back quiz's questions, so while it runs
+    every other quiz of the learner is shut, its pages and its API alike."""
+    questions = scored_questions()
+    url = reverse("question-answer", args=["first-lesson", questions["choice"].pk])
+    practice = held_quiz(world, feedback="immediate", title="Practice")
+    client = api(world.lea)
+    mine = client.post(f"/api/v1/quizzes/{practice['id']}/attempts/").json()
+    held = held_quiz(world, title="Exam")
+    exam = client.post(f"/api/v1/quizzes/{held['id']}/attempts/")
+    assert exam.status_code == 201
+    lea = browser(world.lea)
+    for response in (
+        lea.get(reverse("quiz", args=[practice["id"]])),
+        lea.get(reverse("quiz-attempt", args=[mine["id"]])),
+        client.get(f"/api/v1/attempts/{mine['id']}/"),
+        client.patch(
+            f"/api/v1/attempts/{mine['id']}/", {"answers": {"1": 1}}, format="json"
+        ),
+        client.post(f"/api/v1/quizzes/{practice['id']}/attempts/"),
+    ):
+        assert response.status_code == 403
+        body = response.content.decode()
+        assert "Exam" in body and "b is right." not in body
+    assert lea.post(url, {"answer": "1"}).status_code == 403
+    assert lea.get(reverse("quiz", args=[held["id"]])).status_code == 200
+    client.post(f"/api/v1/attempts/{exam.json()['id']}/submit/")
+    assert client.get(f"/api/v1/attempts/{mine['id']}/").status_code == 200

@@ -13,6 +13,7 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
+from quiz.core.exam_mode import exam_lock
 from quiz.core.params import id_in_range
 from quiz.teaching import selectors as sel
 from quiz.teaching.models import CohortMembership
@@ -47,7 +48,16 @@ def quiz_seen(user, quiz_id: int) -> tuple[Quiz, bool]:
         or not CohortMembership.objects.filter(cohort=quiz.cohort, user=user).exists()
     ):
         raise Http404("No such quiz.")
+    _exam_open(user, quiz)
     return quiz, False
+
+
+def _exam_open(user, quiz: Quiz) -> None:
+    """403 for another quiz while the learner sits a held-back one: its
+    results, or a practice quiz's checks, may hold the same keys."""
+    lock = exam_lock(user)
+    if lock and quiz.pk not in lock.quiz_ids:
+        raise PermissionDenied(lock.message("Another quiz"))
 
 
 def attempt_own(user, attempt_id: int) -> QuizAttempt:
@@ -60,6 +70,8 @@ def attempt_own(user, attempt_id: int) -> QuizAttempt:
         )
     if attempt is None:
         raise Http404("No such attempt.")
+    if not attempt.preview:
+        _exam_open(user, attempt.quiz)
     return attempt
 
 

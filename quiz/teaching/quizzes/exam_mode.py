@@ -5,6 +5,8 @@ learner has a live attempt (in progress, before its deadline; previews
 never count) on a quiz whose feedback is held back, every self-check and
 exercise any of its slots draws from is shut: the whole pool, not only
 the questions this attempt drew, since another attempt may draw the rest.
+Every other quiz is shut too (its results, or a practice quiz's checked
+answers, may hold the same questions' keys or a template's method).
 """
 
 from __future__ import annotations
@@ -38,4 +40,5 @@ def exam_lock_for(user) -> ExamLock | None:
         quizzes=tuple(quiz.title for quiz in quizzes),
         questions=frozenset(int(r[2:]) for r in refs if r.startswith("q:")),
         exercises=frozenset(r[2:] for r in refs if r.startswith("x:")),
+        quiz_ids=frozenset(quiz.pk for quiz in quizzes),
     )
