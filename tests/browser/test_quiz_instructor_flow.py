@@ -190,6 +190,23 @@ def test_an_instructor_builds_closes_reviews_and_regrades_a_quiz(
     small.wait_for_selector("text=Reopened for leo")
     again = api(world.leo).post(f"/api/v1/quizzes/{quiz.pk}/attempts/")
     assert again.status_code == 201, again.json()
+
+    # Every page of the tools fits the other width too: the builder and its
+    # picker and the close confirmation on the phone, the review on desktop.
+    small.goto(f"{base}/instructor/cohorts/{world.cohort.pk}/quizzes/new/")
+    small.wait_for_selector("#slot-builder:not([hidden])")
+    small.fill("#pick-q", "parameters")
+    small.press("#pick-q", "Enter")
+    small.wait_for_selector("#pick-results .bank-result")
+    fits(small)
+    small.goto(f"{base}/instructor/quizzes/{quiz.pk}/close/")
+    fits(small)
+    for path in (
+        f"/instructor/quiz-attempts/{state['id']}/",
+        f"/instructor/quizzes/{quiz.pk}/questions/",
+    ):
+        page.goto(base + path)
+        fits(page)
     assert errors == []
     desktop.close()
     phone.close()
