@@ -21,4 +21,4 @@ RUN python -m grading_engine.reference.tokenizer \
     && DEBUG=1 python manage.py collectstatic --no-input
 EXPOSE 8000
 # ASGI: a submission page's event stream waits on the event loop, not a thread.
-CMD ["gunicorn", "config.asgi", "--bind", "0.0.0.0:8000", "--worker-class", "uvicorn_worker.UvicornWorker", "--workers", "2"]
+CMD ["gunicorn", "--config", "deploy/gunicorn.conf.py", "config.asgi", "--bind", "0.0.0.0:8000", "--workers", "2"]

@@ -86,7 +86,7 @@ def setup(bench: Bench, streams: int) -> list[tuple[str, str]]:
 
 def start_web(bench: Bench, server: str) -> None:
     if server == "asgi":
-        kind = ["config.asgi", "--worker-class", "uvicorn_worker.UvicornWorker"]
+        kind = ["--config", "deploy/gunicorn.conf.py", "config.asgi"]
         kind += ["--workers", "1"]
     else:
         kind = ["config.wsgi", "--worker-class", "gthread", "--workers", "3"]

@@ -2,7 +2,8 @@
 
 The page's figures come from prometheus-client (never written by hand):
 this process's own metrics (or, with PROMETHEUS_MULTIPROC_DIR, every
-process of this host's gunicorn), plus what the database says at scrape
+process of this host's gunicorn: deploy/gunicorn.conf.py sets it, so any
+process answers for all), plus what the database says at scrape
 time (queue depth per lane, LMS scores by state). Access: with METRICS_TOKEN
 set, only `Authorization: Bearer <token>`; without it, only this host.
 The proxy does not serve it (deploy/nginx.conf).
@@ -40,6 +41,10 @@ DB_QUERIES = Counter(
     "course_db_queries", "Database queries this process sent (all connections)."
 )
 LOCAL = {"127.0.0.1", "::1"}
+# Every label value comes from a fixed set, so strangers cannot add series:
+# a method outside these is "other", a path no route matches is one view.
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+UNMATCHED = "unmatched"
 
 
 def _count_query(execute, sql, params, many, context):
@@ -90,9 +95,19 @@ class RequestMetricsMiddleware:
     def __call__(self, request):
         started = time.perf_counter()
         response = self.get_response(request)
-        match = getattr(request, "resolver_match", None)
-        view = (match.view_name or match._func_path) if match else "unmatched"
-        REQUEST_SECONDS.labels(view=view, method=request.method).observe(
-            time.perf_counter() - started
-        )
+        REQUEST_SECONDS.labels(
+            view=view_label(request), method=method_label(request.method)
+        ).observe(time.perf_counter() - started)
         return response
+
+
+def method_label(method: str | None) -> str:
+    return method if method in METHODS else "other"
+
+
+def view_label(request) -> str:
+    """The route's name (one per URL pattern), never anything from the path."""
+    match = getattr(request, "resolver_match", None)
+    if match is None:
+        return UNMATCHED
+    return match.view_name or match._func_path

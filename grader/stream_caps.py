@@ -6,6 +6,15 @@ refused stream costs one request, a stalled site costs everyone. The
 learner's open streams are counted in Redis (a sorted set whose entries
 expire with the stream), so the cap holds across web processes and a
 process that dies leaks nothing for long.
+
+A stream counts only while it is served: `served()` takes its slot when the
+server starts reading the stream's body and gives it back in the body's
+`finally`, which runs however the body ends (its end, the client leaving,
+an error, a cancelled task). The view only checks the caps (`stream_check`),
+to answer 429 or 503 before any header: a view whose client leaves before
+it returns (Django then drops its response unread and never closes it)
+holds nothing. The few streams that pass the check while the last slots go
+get a `refused` event instead, and the page polls.
 """
 
 from __future__ import annotations
@@ -13,12 +22,13 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 
 import redis
 from django.conf import settings
 
 from grader import events, metrics
+from grader.live import sse
 
 _lock = threading.Lock()
 _open = 0
@@ -34,6 +44,42 @@ def _learner_key(user_id: int) -> str:
     return f"{settings.CELERY_TASK_DEFAULT_QUEUE}:streams:{user_id}"
 
 
+def _process_refusal() -> StreamRefused:
+    metrics.stream_refused("process")
+    return StreamRefused(
+        503,
+        "process",
+        "This server holds as many live streams as it may; the page "
+        "checks for the verdict by polling instead.",
+        settings.STREAM_RETRY_AFTER,
+    )
+
+
+def _learner_refusal() -> StreamRefused:
+    metrics.stream_refused("learner")
+    return StreamRefused(
+        429,
+        "learner",
+        f"You have {settings.STREAM_MAX_PER_LEARNER} live streams open "
+        "already (other tabs); this page checks by polling instead.",
+        settings.STREAM_RETRY_AFTER,
+    )
+
+
+def stream_check(user_id: int) -> None:
+    """StreamRefused if a new stream would pass a cap now; counts nothing."""
+    with _lock:
+        full = _open >= settings.STREAM_MAX_PER_PROCESS
+    if full:
+        raise _process_refusal()
+    try:
+        live = events.client().zcount(_learner_key(user_id), time.time(), "+inf")
+    except (redis.RedisError, OSError):
+        return  # no Redis: only the process cap holds
+    if live >= settings.STREAM_MAX_PER_LEARNER:
+        raise _learner_refusal()
+
+
 def stream_take(user_id: int, *, lifetime: float) -> Callable[[], None]:
     """Count one stream for this learner and process; StreamRefused past a cap.
 
@@ -42,14 +88,7 @@ def stream_take(user_id: int, *, lifetime: float) -> Callable[[], None]:
     global _open
     with _lock:
         if _open >= settings.STREAM_MAX_PER_PROCESS:
-            metrics.stream_refused("process")
-            raise StreamRefused(
-                503,
-                "process",
-                "This server holds as many live streams as it may; the page "
-                "checks for the verdict by polling instead.",
-                settings.STREAM_RETRY_AFTER,
-            )
+            raise _process_refusal()
         _open += 1
     metrics.stream_opened()
     token = uuid.uuid4().hex
@@ -66,14 +105,7 @@ def stream_take(user_id: int, *, lifetime: float) -> Callable[[], None]:
         if count > settings.STREAM_MAX_PER_LEARNER:
             client.zrem(key, token)
             _release_process()
-            metrics.stream_refused("learner")
-            raise StreamRefused(
-                429,
-                "learner",
-                f"You have {settings.STREAM_MAX_PER_LEARNER} live streams open "
-                "already (other tabs); this page checks by polling instead.",
-                settings.STREAM_RETRY_AFTER,
-            )
+            raise _learner_refusal()
     except (redis.RedisError, OSError):
         token = None  # no Redis: only the process cap holds
     released = False
@@ -98,3 +130,46 @@ def _release_process() -> None:
     with _lock:
         _open -= 1
     metrics.stream_closed()
+
+
+def _refused_event(exc: StreamRefused) -> bytes:
+    return f"retry: {exc.retry_after * 1000}\n\n".encode() + sse(
+        "refused", {"detail": str(exc), "cap": exc.cap, "retry_after": exc.retry_after}
+    )
+
+
+def served(body: Iterator[bytes], *, user_id: int, lifetime: float) -> Iterator[bytes]:
+    """`body`, holding a stream slot while it is read (WSGI)."""
+    try:
+        release = stream_take(user_id, lifetime=lifetime)
+    except StreamRefused as exc:
+        body.close()
+        yield _refused_event(exc)
+        return
+    try:
+        yield from body
+    finally:
+        release()
+        body.close()
+
+
+async def served_async(
+    body: AsyncIterator[bytes], *, user_id: int, lifetime: float
+) -> AsyncIterator[bytes]:
+    """`body`, holding a stream slot while it is read (ASGI).
+
+    Nothing awaits between the take and the `try`, so no cancellation falls
+    between them: the slot is given back whatever ends the body.
+    """
+    try:
+        release = stream_take(user_id, lifetime=lifetime)
+    except StreamRefused as exc:
+        await body.aclose()
+        yield _refused_event(exc)
+        return
+    try:
+        async for chunk in body:
+            yield chunk
+    finally:
+        release()
+        await body.aclose()

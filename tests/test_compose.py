@@ -51,14 +51,16 @@ def test_every_long_running_service_has_a_healthcheck(config):
 
 def test_web_runs_asgi_and_the_worker_runs_celery(config):
     web = words(config["services"]["web"]["command"])
-    assert "gunicorn config.asgi" in web
-    assert "--worker-class uvicorn_worker.UvicornWorker" in web
+    # The config file the tests start their web servers with (uvicorn
+    # workers, metrics shared across them): the same one is deployed.
+    assert "gunicorn --config deploy/gunicorn.conf.py config.asgi" in web
     assert words(config["services"]["worker"]["command"]).startswith(
         "celery -A config worker"
     )
     dockerfile = (PROJECT_ROOT / "Dockerfile").read_text()
-    assert '"config.asgi"' in dockerfile
-    assert "uvicorn_worker.UvicornWorker" in dockerfile
+    assert '"--config", "deploy/gunicorn.conf.py", "config.asgi"' in dockerfile
+    gunicorn_conf = (PROJECT_ROOT / "deploy/gunicorn.conf.py").read_text()
+    assert 'worker_class = "uvicorn_worker.UvicornWorker"' in gunicorn_conf
 
 
 def test_web_and_worker_can_be_scaled_behind_the_proxy(config):

@@ -4,12 +4,16 @@ queue, LMS deliveries); only the token or this host may read it."""
 
 from __future__ import annotations
 
+import random
+import string
+
 import pytest
 from django.test import Client
 from django.utils import timezone
 from grading_engine.grading import CheckResult, Verdict
 from prometheus_client.parser import text_string_to_metric_families
 
+from config.metrics import METHODS
 from grader import metrics, stream_caps
 from grader.models import Submission
 from lms.models import LinkScore
@@ -141,3 +145,45 @@ def test_the_dashboard_charts_only_metrics_the_code_exports():
             if hasattr(value, "_name") and hasattr(value, "collect")
         }
     assert len(charted) >= 12 and charted <= exported, charted - exported
+
+
+def test_strangers_cannot_add_series_with_odd_methods_or_paths():
+    """A thousand anonymous requests, random methods and paths: the request
+    histogram gains a bounded number of series, none named by the caller."""
+    rng = random.Random(43)
+    stranger = Client(REMOTE_ADDR="10.0.0.7")
+    here = Client()
+    shapes = [
+        "/zz{}",
+        "/zz{}/deeper/",
+        "/lessons/zz{}/",
+        "/exercises/zz{}/",
+        "/api/v1/zz{}/",
+        "/api/v1/exercises/zz{}/",
+        "/static/zz{}.js",
+    ]
+
+    def series() -> set[tuple[str, str]]:
+        return {
+            (s.labels["view"], s.labels["method"])
+            for s in scrape(here).get("course_request_seconds", [])
+            if s.name == "course_request_seconds_count"
+        }
+
+    before = series()
+    for _ in range(1000):
+        method = rng.choice(
+            [
+                "GET",
+                "POST",
+                "".join(rng.choices(string.ascii_uppercase, k=rng.randint(3, 12))),
+            ]
+        )
+        path = rng.choice(shapes).format(rng.getrandbits(48))
+        assert stranger.generic(method, path).status_code < 500, (method, path)
+    added = series() - before
+    assert {method for _, method in added} <= METHODS | {"other"}
+    assert not [view for view, _ in added if "zz" in view]
+    # At most each shape's route (or `unmatched`) times the methods' labels.
+    assert len(added) <= len(shapes) * (len(METHODS) + 1), sorted(added)
+    assert ("unmatched", "other") in added

@@ -252,7 +252,9 @@ class SubmissionEventsView(GraderApiView):
         f"or after {live.STREAM_SECONDS:g} s on a WSGI server, "
         f"{settings.STREAM_SECONDS_ASGI:g} s on an ASGI one (EventSource "
         "reconnects). Past a cap (your streams, or the server's) it is refused "
-        "with 429 or 503 and Retry-After: poll the submission instead.",
+        "with 429 or 503 and Retry-After: poll the submission instead. A "
+        "stream let in as the last slots went sends one `event: refused` "
+        "(`detail`, `cap`, `retry_after`) and ends: poll then too.",
     )
     def get(self, request, submission_id):
         first = _submission_or_404(request, submission_id)
@@ -260,7 +262,7 @@ class SubmissionEventsView(GraderApiView):
         asgi = isinstance(request._request, ASGIRequest)
         lifetime = settings.STREAM_SECONDS_ASGI if asgi else live.STREAM_SECONDS
         try:
-            release = stream_caps.stream_take(user.pk, lifetime=lifetime)
+            stream_caps.stream_check(user.pk)  # counted once served, not here
         except stream_caps.StreamRefused as exc:
             refused = JsonResponse({"detail": str(exc)}, status=exc.status)
             refused["Retry-After"] = str(exc.retry_after)
@@ -277,14 +279,21 @@ class SubmissionEventsView(GraderApiView):
             }
 
         if asgi:  # waits on the event loop
-            stream = live.submission_stream_async(
-                submission_id=first.pk, user_id=user.pk, read=read
+            stream = stream_caps.served_async(
+                live.submission_stream_async(
+                    submission_id=first.pk, user_id=user.pk, read=read
+                ),
+                user_id=user.pk,
+                lifetime=lifetime,
             )
             connection.close()  # back to the pool: the stream reads on its own
         else:  # WSGI: the request's thread waits
-            stream = live.submission_stream(submission_id=first.pk, read=read)
+            stream = stream_caps.served(
+                live.submission_stream(submission_id=first.pk, read=read),
+                user_id=user.pk,
+                lifetime=lifetime,
+            )
         response = StreamingHttpResponse(stream, content_type="text/event-stream")
-        response._resource_closers.append(release)  # however the stream ends
         response["Cache-Control"] = "no-cache"
         response["X-Accel-Buffering"] = "no"  # a proxy must not hold events back
         return response

@@ -158,6 +158,11 @@
       handle(data);
       if (TERMINAL.has(data.status)) stream.close();
     });
+    stream.addEventListener("refused", () => {
+      // Let in as the server's last stream slots went: poll instead.
+      stream.close();
+      if (!state.done) poll();
+    });
     stream.addEventListener("error", () => {
       // The server ends each stream after a while and the browser reconnects;
       // a stream that keeps failing (or was refused) gives way to polling.

@@ -355,7 +355,7 @@ class Stack:
         port = free_port()
         log = open(tempfile.mktemp(prefix="web-", suffix=".log"), "w")  # noqa: SIM115
         if asgi:
-            kind = ["config.asgi", "--worker-class", "uvicorn_worker.UvicornWorker"]
+            kind = ["--config", "deploy/gunicorn.conf.py", "config.asgi"]
         else:
             kind = [
                 "config.wsgi",

@@ -13,6 +13,7 @@ import signal
 from dataclasses import dataclass
 
 ROOT = "/sys/fs/cgroup"
+VMSTAT = "/proc/vmstat"  # a test points it at a file of its own
 
 
 def _own_path(controller: str | None) -> str:
@@ -73,18 +74,19 @@ class SlotCgroup:
                 pass
 
     def oom_kills(self) -> int:
-        """How many times the kernel's OOM killer fired in this slot."""
+        """How many of this slot's processes an OOM killer took: its own
+        limit's, or the host's (the kernel counts both here)."""
+        return _counter(self.oom_file, "oom_kill")
+
+    def limit_hits(self) -> int:
+        """How many times this slot reached its own memory limit (v2: the
+        `oom` event; v1: memory.failcnt). A host's OOM kill leaves it as is."""
         if self.oom_file is None:
             return 0
-        try:
-            with open(self.oom_file) as f:
-                for line in f:
-                    key, _, value = line.partition(" ")
-                    if key == "oom_kill":
-                        return int(value)
-        except (OSError, ValueError):
-            pass
-        return 0
+        if self.oom_file.endswith("memory.events"):
+            return _counter(self.oom_file, "oom")
+        directory = os.path.dirname(self.oom_file)
+        return _counter(os.path.join(directory, "memory.failcnt"), None)
 
     def remove(self) -> None:
         self.kill_all()
@@ -93,6 +95,28 @@ class SlotCgroup:
                 os.rmdir(directory)
             except OSError:
                 pass
+
+
+def _counter(path: str | None, key: str | None) -> int:
+    """The value of `key` in a flat keyed file, or the file's one number."""
+    if path is None:
+        return 0
+    try:
+        with open(path) as f:
+            for line in f:
+                name, _, value = line.strip().partition(" ")
+                if key is None:
+                    return int(name)
+                if name == key:
+                    return int(value)
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def host_oom_kills() -> int:
+    """OOM kills on the whole host since boot (/proc/vmstat)."""
+    return _counter(VMSTAT, "oom_kill")
 
 
 def _write(path: str, value: int) -> None:

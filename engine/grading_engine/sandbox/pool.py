@@ -30,7 +30,7 @@ from grading_engine.sandbox.slot_job import (
     ended_outcome,
     run_on_slot,
 )
-from grading_engine.sandbox.slots import SlotSet, kill_uid
+from grading_engine.sandbox.slots import HOST_OUT_OF_MEMORY, SlotSet, kill_uid
 from grading_engine.sandbox.staging import SANDBOX_TIKTOKEN
 from grading_engine.sandbox.zygote_handle import Zygote
 
@@ -170,10 +170,15 @@ class WarmPool:
                     if worker is None or not worker.alive():
                         worker = self._restart(slot)
                         zygote_restarts = self.zygote_restarts  # before the job
-                    return run_on_slot(
+                    outcome = run_on_slot(
                         slot, worker, self._sandbox_job(job), timeout, self.limits,
                         cancel=cancel, slow=slow,
                     )  # fmt: skip
+                    if outcome.killed_reason == HOST_OUT_OF_MEMORY and retry:
+                        # The host's fault, like a zygote's death: once more.
+                        log.warning("sandbox slot %d: host OOM kill", slot.index)
+                        continue
+                    return outcome
                 except WorkerDied as exc:
                     if self._closing:
                         return ended_outcome("sandbox closed")

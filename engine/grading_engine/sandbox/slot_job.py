@@ -20,7 +20,7 @@ import socket
 import time
 
 from grading_engine.runner import ChildOutcome, Slow
-from grading_engine.sandbox import bwrap
+from grading_engine.sandbox import bwrap, cgroups
 from grading_engine.sandbox.job_clock import JobClock
 from grading_engine.sandbox.limits import Limits
 from grading_engine.sandbox.slots import TIME_LIMITS, killed_reason, streams
@@ -117,7 +117,7 @@ def run_on_slot(
     Raises WorkerDied when the worker stops answering; the caller restarts
     the slot.
     """
-    oom_before = slot.cgroup.oom_kills() if slot.cgroup else 0
+    memory_before = _memory_counts(slot)
     start = time.monotonic()
     (result_r, out_r, err_r), go_w = _hand_over(worker, job, timeout)
     collector = streams(limits, out_r, err_r, result_r)
@@ -151,8 +151,17 @@ def run_on_slot(
         log.warning("sandbox slot %d could not empty /tmp: restarting", slot.index)
         worker.stop()
     out, err, result = (collector.streams[k] for k in ("stdout", "stderr", "result"))
-    memory_killed = bool(slot.cgroup) and slot.cgroup.oom_kills() > oom_before
-    reason = killed_reason(why=why, exit_code=exit_code, memory_killed=memory_killed)
+    kills, hits, host = (
+        after - before
+        for after, before in zip(_memory_counts(slot), memory_before, strict=True)
+    )
+    memory_killed = kills > 0 and hits > 0  # at its own limit
+    reason = killed_reason(
+        why=why,
+        exit_code=exit_code,
+        memory_killed=memory_killed,
+        host_killed=host > 0 and not hits,
+    )
     return ChildOutcome(
         exit_code=exit_code,
         timed_out=reason in TIME_LIMITS,
@@ -163,6 +172,14 @@ def run_on_slot(
         killed_reason=reason,
         cpu_ms=cpu_ms,
     )
+
+
+def _memory_counts(slot: bwrap.Slot) -> tuple[int, int, int]:
+    """(the slot's OOM kills, its own limit reached, the host's OOM kills)."""
+    group = slot.cgroup
+    if group is None:
+        return 0, 0, cgroups.host_oom_kills()
+    return group.oom_kills(), group.limit_hits(), cgroups.host_oom_kills()
 
 
 def _let_child_start(

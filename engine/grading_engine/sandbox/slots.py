@@ -123,10 +123,23 @@ def kill_uid(uid: int, *, wait: float = 2.0) -> None:
 TIME_LIMITS = (CPU_LIMIT, WALL_LIMIT, BUSY_LIMIT)
 
 
+# Not a limit of the job's: the host ran out of memory and its OOM killer
+# chose the job (a job's oom_score_adj makes it the first choice, so that
+# the warm worker survives). The job runs once more; then this is its error.
+HOST_OUT_OF_MEMORY = (
+    "the grading server ran out of memory (not your code's doing); "
+    "submit again in a moment"
+)
+
+
 def killed_reason(
-    *, why: str, exit_code: int | None, memory_killed: bool
+    *, why: str, exit_code: int | None, memory_killed: bool, host_killed: bool = False
 ) -> str | None:
-    """Name the limit that ended the job, if one did (or that it was cancelled)."""
+    """Name the limit that ended the job, if one did (or that it was cancelled).
+
+    `memory_killed`: the slot's own limit was reached and the job was killed;
+    `host_killed`: an OOM killer fired on the host (not at the slot's limit)
+    while the job ran, and the job died of SIGKILL."""
     if why == "cancelled":
         return CANCELLED
     if why == "cpu":
@@ -139,6 +152,8 @@ def killed_reason(
         return "output limit"
     if memory_killed:
         return "memory limit"
+    if host_killed and exit_code == -signal.SIGKILL:
+        return HOST_OUT_OF_MEMORY
     if exit_code == -signal.SIGXCPU:  # RLIMIT_CPU's soft limit
         return CPU_LIMIT
     return None
