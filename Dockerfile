@@ -18,7 +18,8 @@ RUN pip install --no-cache-dir -r requirements.txt ./engine
 COPY . .
 COPY --from=assets /app/static/vendor static/vendor
 RUN python -m grading_engine.reference.tokenizer \
-    && DEBUG=1 python manage.py collectstatic --no-input
+    && DEBUG=1 python manage.py collectstatic --no-input \
+    && python -m grading_engine.learner_edition var/client --client client
 EXPOSE 8000
 # ASGI: a submission page's event stream waits on the event loop, not a thread.
 CMD ["gunicorn", "--config", "deploy/gunicorn.conf.py", "config.asgi", "--bind", "0.0.0.0:8000", "--workers", "2"]

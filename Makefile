@@ -16,7 +16,7 @@ TEST_ENV := DATABASE_URL=postgres://postgres@127.0.0.1:5432/test \
             SECRET_KEY=test-only-secret-key DEBUG=0 SECURE_COOKIES=0 \
             OMP_WAIT_POLICY=PASSIVE
 
-.PHONY: run test test-exhaustive venv assets system-deps services lint format bench clean doctests-portable
+.PHONY: run test test-exhaustive venv assets client system-deps services lint format bench clean doctests-portable
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,13 +39,24 @@ $(ASSETS): package-lock.json static/js/editor.js scripts/build_assets.sh
 
 assets: $(ASSETS)
 
+# The learner client as the site serves it (/client/ and the exercises API):
+# the learner edition of the engine and the client as wheels, and each
+# exercise's local-check bundle (docs/client.md). Rebuilt when the engine or
+# the client changes.
+CLIENT_DIST := var/client/manifest.json
+$(CLIENT_DIST): $(VENV)/.installed engine/pyproject.toml client/pyproject.toml \
+		$(shell find engine/grading_engine client/course -name '*.py')
+	$(BIN)/python -m grading_engine.learner_edition var/client --client client
+
+client: $(CLIENT_DIST)
+
 system-deps:
 	@bash scripts/system_deps.sh test
 
 services:
 	@bash scripts/services.sh
 
-run: venv assets
+run: venv assets client
 	@bash scripts/system_deps.sh run
 	@DEBUG=1 bash scripts/run.sh $(HOST) $(PORT)
 

@@ -49,6 +49,8 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Outside every middleware that queries the database (config.database_errors).
     "config.database_errors.DatabaseUnavailableMiddleware",
+    # Before anything reads a field into a query (quiz.core.nul_input).
+    "quiz.core.nul_input.NulInputMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -310,11 +312,15 @@ SUBMISSION_OUTPUT_MAX_CHARS = 64_000
 # The exercise page shows the reference solution after a pass or after this
 # many graded (passed or failed) attempts, so a stuck learner is not left alone.
 SOLUTION_AFTER_ATTEMPTS = envint("SOLUTION_AFTER_ATTEMPTS", 5, minimum=1)
-# What the server tells a learner client whose grading engine differs.
+# Where `make client` builds the learner client's wheels and local-check
+# bundles (python -m grading_engine.learner_edition), served at /client/ and
+# by the exercises API.
+CLIENT_DIST_DIR = Path(envstr("CLIENT_DIST_DIR", str(BASE_DIR / "var" / "client")))
+# What the server tells a learner how to install the client (and a client
+# whose grading engine differs): {install} is the `pip install` of the wheels
+# this server serves, {url} the site's root, {version} the engine's version.
 COURSE_CLIENT_INSTALL = envstr(
-    "COURSE_CLIENT_INSTALL",
-    "in the course repository at the server's release, "
-    "pip install ./engine ./client (grading-engine {version})",
+    "COURSE_CLIENT_INSTALL", "{install} (grading-engine {version}; see {url}client/)"
 )
 API_MAX_BODY_BYTES = 1024 * 1024
 GPT2_WEIGHTS_PATH = envstr("GPT2_WEIGHTS_PATH") or None

@@ -2,9 +2,11 @@
 
 from django.urls import path
 
-from grader import views
+from grader import client_views, views
 
 urlpatterns = [
+    path("client/", client_views.client_index, name="client"),
+    path("client/<str:filename>", client_views.client_wheel, name="client-wheel"),
     path("exercises/", views.exercise_index, name="exercise-index"),
     path("exercises/<slug:slug>/", views.exercise_detail, name="exercise"),
     path(

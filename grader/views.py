@@ -16,6 +16,7 @@ from grader.budgets import exercise_budget
 from grader.exercise_notes import exercise_notes
 from grader.models import Exercise, Submission
 from quiz.core.exam_mode import ExamLocked, exercise_check
+from quiz.core.nul_input import nul_judged_by_view
 
 EDITOR_JS = "vendor/editor.js"
 
@@ -47,6 +48,7 @@ def _exam_locked(request, lock: ExamLocked):
     return render(request, "quiz/exam_locked.html", {"message": str(lock)}, status=403)
 
 
+@nul_judged_by_view  # NUL in code: the page says so, the code kept
 def exercise_detail(request, slug: str):
     exercise = _exercise_or_404(slug)
     try:

@@ -42,7 +42,7 @@ def _find(kind: str, key: str, *, cohort_id: int | None) -> Target | None:
     if kind == EXERCISE:
         exercise = Exercise.objects.filter(slug=key, published=True).first()
         return exercise and Target(EXERCISE, exercise.slug, exercise.title)
-    if kind == ASSIGNMENT and key.isdigit() and cohort_id is not None:
+    if kind == ASSIGNMENT and cohort_id is not None and _an_id(key):
         assignment = Assignment.objects.filter(
             pk=int(key), cohort_id=cohort_id, archived_at__isnull=True
         ).first()

@@ -378,3 +378,39 @@ def test_tokens_from_drfs_authtoken_table_keep_working_hashed():
         with connection.cursor() as cursor:
             cursor.execute("DROP TABLE IF EXISTS authtoken_token")
         _migrate(_latest())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_tokens_issued_before_scopes_become_learn_tokens(client):
+    """quiz 0012 (issue 43): a token from before scopes keeps a learner's
+    work (a `course login` goes on fetching and submitting) and loses the
+    rest: listing and revoking tokens, instructor actions."""
+    import hashlib
+
+    from quiz.core.models import ApiToken
+
+    key = "0ld70ken" + "1" * 32
+    try:
+        _migrate([("quiz", "0011_quiz_integrity_and_tools")])
+        old = (
+            MigrationExecutor(connection)
+            .loader.project_state([("quiz", "0011_quiz_integrity_and_tools")])
+            .apps
+        )
+        ian = old.get_model("auth", "User").objects.create(username="ian")
+        old.get_model("quiz", "ApiToken").objects.create(
+            user=ian,
+            name="course on laptop",
+            prefix=key[:8],
+            key_hash=hashlib.sha256(key.encode()).hexdigest(),
+            created_at=dt.datetime.now(dt.UTC),
+        )
+        _migrate(_latest())
+        assert ApiToken.objects.get(prefix=key[:8]).scopes == ["learn"]
+        auth = {"HTTP_AUTHORIZATION": f"Token {key}"}
+        assert client.get("/api/v1/exercises/", **auth).status_code == 200
+        listed = client.get("/api/v1/auth/tokens/", **auth)
+        assert listed.status_code == 403
+        assert "'manage-tokens'" in listed.json()["detail"]
+    finally:
+        _migrate(_latest())

@@ -24,6 +24,11 @@ from course.errors import CourseError
 
 TERMINAL = ("passed", "failed", "error", "cancelled")
 WAIT_SECONDS = 600.0
+# What `course login` asks the server to let its token do: a learner's work
+# only. Listing and revoking tokens is `manage-tokens`, asked for only with
+# `course login --manage-tokens`; instructor actions (`teach`) never.
+LOGIN_SCOPES = ("learn",)
+MANAGE_TOKENS = "manage-tokens"
 
 
 def _api() -> Api:
@@ -45,11 +50,20 @@ def default_token_name() -> str:
     return f"course on {socket.gethostname() or 'this machine'}"[:100]
 
 
-def login(url: str, username: str, password: str, *, name: str = "") -> dict:
+def login(
+    url: str,
+    username: str,
+    password: str,
+    *,
+    name: str = "",
+    manage_tokens: bool = False,
+) -> dict:
     """Trade a password for this client's own API token and keep it (never shown).
 
-    Other machines keep their tokens; this machine's previous token for the
-    same server, which it is about to forget, is revoked.
+    The token may do a learner's work (`learn`) and, with `manage_tokens`,
+    list and revoke the user's tokens; nothing else. Other machines keep
+    their tokens; this machine's previous token for the same server, which it
+    is about to forget, is revoked.
     """
     api = Api(url)
     if not username or not password:
@@ -57,10 +71,16 @@ def login(url: str, username: str, password: str, *, name: str = "") -> dict:
     name = name.strip() or default_token_name()
     if len(name) > 100:
         raise CourseError("the token's name is over 100 characters")
+    scopes = [*LOGIN_SCOPES, *([MANAGE_TOKENS] if manage_tokens else [])]
     response = api.call(
         "POST",
         "/api/v1/auth/token/",
-        json={"username": username, "password": password, "name": name},
+        json={
+            "username": username,
+            "password": password,
+            "name": name,
+            "scopes": scopes,
+        },
         expect=(200, 400),
     )
     if response.status_code == 400:
@@ -83,6 +103,7 @@ def login(url: str, username: str, password: str, *, name: str = "") -> dict:
         "url": api.url,
         "username": username,
         "name": body.get("name", name),
+        "scopes": body.get("scopes", scopes),
         "expires_at": body.get("expires_at"),
         "credentials": str(path),
     }
@@ -111,8 +132,20 @@ def logout() -> dict:
 
 
 def tokens() -> list[dict]:
-    """The user's tokens, one per logged-in client (`current` is this one)."""
-    items = _api().json("GET", "/api/v1/auth/tokens/")
+    """The user's tokens, one per logged-in client (`current` is this one);
+    this client's token needs the manage-tokens scope for it."""
+    api = _api()
+    response = api.call("GET", "/api/v1/auth/tokens/", expect=(200, 403))
+    if response.status_code == 403:
+        raise CourseError(
+            "this client's token may not list or revoke tokens (it lacks the "
+            f"'{MANAGE_TOKENS}' scope): do it on {api.url}/accounts/, or run "
+            f"`course login {api.url} --manage-tokens` first"
+        )
+    try:
+        items = response.json()
+    except ValueError:
+        items = None
     if not isinstance(items, list):
         raise CourseError("the server's token list is not a list")
     return items
@@ -144,7 +177,9 @@ def exercises() -> list[dict]:
 
 
 def fetch(slug: str, api: Api | None = None) -> dict:
-    """An exercise's prompt, starter and check options, saved for offline checks."""
+    """An exercise's prompt, starter and check options, and its local-check
+    bundle (the visible cases and the server's values for them), saved for
+    offline checks."""
     store.exercise_load(slug)  # refuses a malformed slug before any request
     api = api or _api()
     response = api.call("GET", f"/api/v1/exercises/{slug}/", expect=(200, 404))
@@ -152,6 +187,7 @@ def fetch(slug: str, api: Api | None = None) -> dict:
         raise CourseError(f"no exercise named {slug!r}: `course exercises` lists them")
     exercise = response.json()
     store.exercise_save(exercise)
+    local.fetch_bundle(api, exercise)
     try:
         store.diagnoses_save(api.json("GET", "/api/v1/diagnoses/"))
     except CourseError:
@@ -175,13 +211,15 @@ def get(slug: str, *, output: str | None = None, force: bool = False) -> dict:
 def exercise_for_check(slug: str) -> dict:
     """The saved exercise, else fetched now (offline works once fetched).
 
-    A copy saved before the server said its size limit is fetched again when
-    the server answers, so the check can refuse what the server would.
+    A copy saved before the server said its size limit, or without the
+    local-check bundle the server offers now, is fetched again when the
+    server answers, so the check can refuse what the server would.
     """
     saved = store.exercise_load(slug)
     logged_in = store.credentials_load() is not None
     if saved is not None:
-        if "max_code_bytes" not in saved and logged_in:
+        stale = "max_code_bytes" not in saved or not local.bundle_current(saved)
+        if stale and logged_in:
             try:
                 return fetch(slug)
             except CourseError:

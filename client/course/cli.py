@@ -57,6 +57,12 @@ def _parser() -> argparse.ArgumentParser:
         default="",
         help="what to call this client's token (default: course on HOSTNAME)",
     )
+    p.add_argument(
+        "--manage-tokens",
+        action="store_true",
+        help="let this client's token also list and revoke your tokens "
+        "(`course tokens`); without it the token does a learner's work only",
+    )
     command("logout", "revoke and forget this client's token (others stay)")
     p = command("tokens", "list your tokens, one per logged-in client")
     actions_ = p.add_subparsers(dest="action", metavar="ACTION")
@@ -119,12 +125,19 @@ def cmd_login(args) -> int:
         if args.password_stdin:
             raise CourseError("--password-stdin needs --username")
         username = _ask("Username: ").strip()
-    result = actions.login(args.url, username, _password(args), name=args.name)
+    result = actions.login(
+        args.url,
+        username,
+        _password(args),
+        name=args.name,
+        manage_tokens=args.manage_tokens,
+    )
+    scopes = ", ".join(str(scope) for scope in result["scopes"] or [])
     _out(
         args,
         result,
         f"Logged in to {result['url']} as {username}; the token "
-        f'"{result["name"]}" is saved in {result["credentials"]} '
+        f'"{result["name"]}" ({scopes}) is saved in {result["credentials"]} '
         f"(expires {result['expires_at']}).",
     )
     return EXIT_PASSED

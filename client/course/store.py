@@ -2,8 +2,9 @@
 
 `credentials.json` (the server's URL, the username and the API token) is
 written mode 0600 in a 0700 directory, by an atomic replace, and never
-printed. Fetched exercises and the diagnoses list sit beside it, so `course
-check` works offline once `course get` has run.
+printed. Fetched exercises (with their local-check bundles) and the
+diagnoses list sit beside it, so `course check` works offline once `course
+get` has run.
 """
 
 from __future__ import annotations
@@ -39,14 +40,19 @@ def _private_dir(path: Path) -> Path:
     return path
 
 
-def _write_private(path: Path, data: dict) -> None:
-    """Write JSON readable by its owner alone; a reader sees old or new, whole."""
+def _write_private(path: Path, data: dict | bytes) -> None:
+    """Write JSON (or bytes) readable by its owner alone; a reader sees old or
+    new, whole."""
     _private_dir(path.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=1)
+        if isinstance(data, bytes):
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(data, handle, indent=1)
         os.chmod(tmp, 0o600)
         os.replace(tmp, path)
     except OSError as exc:
@@ -118,6 +124,23 @@ def exercise_load(slug: str) -> dict | None:
             f"the saved copy of {slug} is damaged; run `course get {slug}` again"
         )
     return data
+
+
+def local_check_save(slug: str, blob: bytes) -> None:
+    """An exercise's local-check bundle (its visible cases and the values the
+    server computed for them), beside the exercise."""
+    _write_private(_exercise_path(slug).with_suffix(".check"), blob)
+
+
+def local_check_load(slug: str) -> bytes | None:
+    try:
+        return _exercise_path(slug).with_suffix(".check").read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise CourseError(
+            f"cannot read the local check of {slug}: {exc.strerror}"
+        ) from None
 
 
 def diagnoses_save(diagnoses: list) -> None:

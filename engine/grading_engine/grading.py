@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from grading_engine.checks.result import CheckResult
 from grading_engine.exercises.base import load_harness
+from grading_engine.expected import Shipped, shipped
 from grading_engine.runner import (
     BUSY_LIMIT,
     CPU_LIMIT,
@@ -68,6 +69,8 @@ def grade(
     cancel: CancelToken | None = None,
     slow: Slow | None = None,
     visible_only: bool = False,
+    cases: list[dict] | None = None,
+    expected: Shipped | None = None,
 ) -> Verdict:
     """Run `code` against the cases of `harness` and judge the result.
 
@@ -77,12 +80,17 @@ def grade(
     from, for the message when a job exceeds it. Setting `cancel` stops the
     job; the verdict is then "cancelled". `slow` says when the job runs
     longer than expected (grading_engine.runner.Slow). `visible_only` runs
-    the visible cases alone: the learner's local check (`course check`).
+    the visible cases alone: the learner's local check (`course check`),
+    which passes the server's `cases` (its visible ones) and the values its
+    expectations computed for them (`expected`: grading_engine.expected),
+    since the learner edition of the engine draws no cases and computes no
+    reference.
     """
     module = load_harness(harness)
-    if seed is None:
-        seed = secrets.randbits(31)  # a fresh draw per attempt
-    cases = module.make_cases(seed)
+    if cases is None:
+        if seed is None:
+            seed = secrets.randbits(31)  # a fresh draw per attempt
+        cases = module.make_cases(seed)
     if visible_only:
         # Visible cases do not depend on the seed (a test holds every
         # exercise to that), so the learner's local check runs exactly the
@@ -106,7 +114,7 @@ def grade(
         if value is not None
     }
     outcome = runner.run(job, timeout=timeout, **extra)
-    with tolerances(module, options):
+    with tolerances(module, options), shipped(expected):
         verdict = judge(module, cases, outcome, timeout=timeout, budget=budget)
     verdict.cpu_ms = outcome.cpu_ms
     return verdict

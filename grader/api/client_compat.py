@@ -12,16 +12,29 @@ from __future__ import annotations
 from django.conf import settings
 from grading_engine import __version__ as ENGINE_VERSION
 
+from grader.client_dist import install_command
+
 ENGINE_HEADER = "X-Course-Engine"
 WARNING_HEADER = "X-Course-Engine-Warning"
 
 
-def install_hint() -> str:
-    return settings.COURSE_CLIENT_INSTALL.replace("{version}", ENGINE_VERSION)
+def install_hint(request) -> str:
+    """How to install this server's client: the `pip install` of the wheels
+    it serves at /client/ (never a checkout, which holds every solution)."""
+    base = request.build_absolute_uri("/")
+    command = install_command(base) or (
+        f"the wheels {base}client/ lists, once the server has built them "
+        "(`make client`)"
+    )
+    return (
+        settings.COURSE_CLIENT_INSTALL.replace("{install}", command)
+        .replace("{url}", base)
+        .replace("{version}", ENGINE_VERSION)
+    )
 
 
-def engine_info() -> dict:
-    return {"version": ENGINE_VERSION, "install": install_hint()}
+def engine_info(request) -> dict:
+    return {"version": ENGINE_VERSION, "install": install_hint(request)}
 
 
 def engine_mismatch(request) -> str | None:
@@ -33,7 +46,7 @@ def engine_mismatch(request) -> str | None:
     return (
         f"This server grades with grading-engine {ENGINE_VERSION}; your "
         f"client has {shown}, so its local checks could differ from the "
-        f"server's. Install the server's version: {install_hint()}"
+        f"server's. Install the server's version: {install_hint(request)}"
     )
 
 

@@ -8,6 +8,7 @@ from drf_spectacular.utils import extend_schema_field
 from grading_engine.grading import TOLERANCE_OPTIONS
 from rest_framework import serializers
 
+from grader import client_dist
 from grader.api.client_compat import engine_info
 from grader.budgets import exercise_budget, exercise_lane
 from grader.models import Exercise, Submission
@@ -52,6 +53,12 @@ class EngineSerializer(serializers.Serializer):
     install = serializers.CharField(help_text="How a learner client installs it.")
 
 
+class LocalCheckSerializer(serializers.Serializer):
+    url = serializers.URLField(help_text="Where `course` downloads it.")
+    sha256 = serializers.CharField(help_text="Its SHA-256, hex.")
+    bytes = serializers.IntegerField(help_text="Its size.")
+
+
 class TimeBudgetSerializer(serializers.Serializer):
     seconds = serializers.FloatField(help_text="Wall-clock time one grade may take.")
     why = serializers.CharField(help_text="Where the figure comes from.")
@@ -69,6 +76,11 @@ class ExerciseDetailSerializer(ExerciseListSerializer):
         help_text="The largest code a submission may have, in UTF-8 bytes; "
         "`course check` refuses larger code as the server would."
     )
+    local_check = serializers.SerializerMethodField(
+        help_text="What `course check` needs besides the client: the visible "
+        "cases and the values the server computed for them (a bundle, see "
+        "docs/client.md), or null when the server has not built it."
+    )
 
     class Meta(ExerciseListSerializer.Meta):
         fields = [
@@ -81,6 +93,7 @@ class ExerciseDetailSerializer(ExerciseListSerializer):
             "check_options",
             "engine",
             "max_code_bytes",
+            "local_check",
         ]
 
     @extend_schema_field(TimeBudgetSerializer)
@@ -102,7 +115,20 @@ class ExerciseDetailSerializer(ExerciseListSerializer):
 
     @extend_schema_field(EngineSerializer)
     def get_engine(self, obj: Exercise) -> dict:
-        return engine_info()
+        return engine_info(self.context["request"])
+
+    @extend_schema_field(LocalCheckSerializer(allow_null=True))
+    def get_local_check(self, obj: Exercise) -> dict | None:
+        found = client_dist.bundle(obj.harness)
+        if found is None:
+            return None
+        return {
+            "url": self.context["request"].build_absolute_uri(
+                f"/api/v1/exercises/{obj.slug}/local-check/"
+            ),
+            "sha256": found["sha256"],
+            "bytes": found["bytes"],
+        }
 
     def get_max_code_bytes(self, obj: Exercise) -> int:
         return settings.SUBMISSION_MAX_BYTES

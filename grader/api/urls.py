@@ -11,6 +11,11 @@ urlpatterns = [
         views.ExerciseDetailView.as_view(),
         name="api-exercise",
     ),
+    path(
+        "exercises/<slug:slug>/local-check/",
+        views.ExerciseLocalCheckView.as_view(),
+        name="api-exercise-local-check",
+    ),
     path("diagnoses/", views.DiagnosisListView.as_view(), name="api-diagnoses"),
     path(
         "exercises/<slug:slug>/submissions/",

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.handlers.asgi import ASGIRequest
 from django.db import connection
-from django.http import JsonResponse, StreamingHttpResponse
+from django.http import FileResponse, JsonResponse, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import renderers, status
@@ -18,13 +18,14 @@ from rest_framework.exceptions import (
 )
 from rest_framework.response import Response
 
-from grader import live, selectors, services, stream_caps
+from grader import client_dist, live, selectors, services, stream_caps
 from grader.api import serializers as s
 from grader.api.client_compat import engine_headers, engine_info, engine_mismatch
 from grader.api.gradescope import submission_gradescope
 from grader.models import Exercise, Submission
 from quiz.content.diagnoses import diagnosis_list
 from quiz.core.api.base import ApiView
+from quiz.core.api.scopes import LEARN, TEACH, token_scope_require
 from quiz.core.exam_mode import ExamLocked, exercise_check
 
 
@@ -54,6 +55,8 @@ def _exam_open(user, slug: str, what: str) -> None:
 
 
 class ExerciseListView(GraderApiView):
+    token_scopes = LEARN
+
     @extend_schema(
         responses=s.ExerciseListSerializer(many=True), summary="List exercises"
     )
@@ -68,6 +71,8 @@ class ExerciseListView(GraderApiView):
 
 
 class ExerciseDetailView(GraderApiView):
+    token_scopes = LEARN
+
     @extend_schema(
         responses={
             200: s.ExerciseDetailSerializer,
@@ -89,7 +94,7 @@ class ExerciseDetailView(GraderApiView):
         if mismatch:
             # Its local checks would not be the server's: say what to install.
             return Response(
-                {"detail": mismatch, "engine": engine_info()},
+                {"detail": mismatch, "engine": engine_info(request)},
                 status=status.HTTP_409_CONFLICT,
             )
         statuses = selectors.exercise_statuses(user=request.user, exercise=exercise)
@@ -100,7 +105,54 @@ class ExerciseDetailView(GraderApiView):
         )
 
 
+class ExerciseLocalCheckView(GraderApiView):
+    token_scopes = LEARN
+
+    @extend_schema(
+        responses={
+            (200, "application/octet-stream"): OpenApiTypes.BINARY,
+            403: OpenApiResponse(
+                description="Exam mode: part of a quiz you are sitting"
+            ),
+            404: OpenApiResponse(
+                description="Unknown exercise, or the server has not built its "
+                "local check (`make client`)"
+            ),
+            409: OpenApiResponse(
+                description="The client's grading engine (X-Course-Engine) is "
+                "not the server's; the detail says what to install"
+            ),
+        },
+        summary="The data `course check` grades an exercise's visible cases with",
+        description="The visible cases and what the server's checks computed "
+        "for them (the expected outputs and the known mistakes' outputs), as "
+        "a bundle: an 8-byte header length, a JSON header, safetensors "
+        "(grading_engine.expected). Its SHA-256 is the exercise's "
+        "`local_check.sha256`. No solution, no hidden case.",
+    )
+    def get(self, request, slug: str):
+        exercise = _exercise_or_404(slug)
+        _exam_open(request.user, exercise.slug, "This exercise")
+        mismatch = engine_mismatch(request)
+        if mismatch:
+            return Response(
+                {"detail": mismatch, "engine": engine_info(request)},
+                status=status.HTTP_409_CONFLICT,
+            )
+        found = client_dist.bundle(exercise.harness)
+        if found is None:
+            raise NotFound(
+                f"This server has not built the local check of {slug!r}: "
+                "`course submit` grades it here."
+            )
+        return FileResponse(
+            found["path"].open("rb"), content_type="application/octet-stream"
+        )
+
+
 class DiagnosisListView(GraderApiView):
+    token_scopes = LEARN
+
     @extend_schema(
         responses=s.DiagnosisHintSerializer(many=True),
         summary="Every named mistake a check can report, and what teaches it",
@@ -116,6 +168,7 @@ class DiagnosisListView(GraderApiView):
 
 
 class SubmissionCreateView(GraderApiView):
+    token_scopes = LEARN
     # Throttling lives in services.submission_create, shared with the HTML form.
 
     @extend_schema(
@@ -166,7 +219,11 @@ def _submission_or_404(request, submission_id) -> Submission:
         )
     except (Submission.DoesNotExist, DjangoValidationError):
         raise NotFound("No such submission.") from None
-    if submission.user_id == request.user.pk:
+    own = submission.user_id == request.user.pk
+    # A token reads its own submissions with `learn`; a learner's in a cohort
+    # (an instructor reading it) takes `teach`.
+    token_scope_require(request, LEARN if own else TEACH)
+    if own:
         _exam_open(request.user, submission.exercise.slug, "This submission's feedback")
     return submission
 
@@ -177,6 +234,8 @@ def _submission_data(submission: Submission, request) -> dict:
 
 
 class SubmissionDetailView(GraderApiView):
+    token_scopes = (LEARN, TEACH)  # whose: _submission_or_404
+
     @extend_schema(
         responses=s.SubmissionSerializer, summary="A submission's status and results"
     )
@@ -186,6 +245,8 @@ class SubmissionDetailView(GraderApiView):
 
 
 class SubmissionCancelView(GraderApiView):
+    token_scopes = LEARN
+
     @extend_schema(
         request=None,
         responses={
@@ -225,6 +286,7 @@ class EventStreamRenderer(renderers.BaseRenderer):
 
 
 class SubmissionEventsView(GraderApiView):
+    token_scopes = (LEARN, TEACH)  # whose: _submission_or_404
     renderer_classes = [renderers.JSONRenderer, EventStreamRenderer]
 
     def handle_exception(self, exc):
@@ -300,6 +362,8 @@ class SubmissionEventsView(GraderApiView):
 
 
 class SubmissionGradescopeView(GraderApiView):
+    token_scopes = (LEARN, TEACH)  # whose: _submission_or_404
+
     @extend_schema(
         responses=s.GradescopeResultSerializer,
         summary="A submission's result in Gradescope's results.json shape",

@@ -67,10 +67,10 @@ class ApiTokenAdmin(admin.ModelAdmin):
     """Each client's token: seen and revoked (deleted) here, never created or
     read back (only its hash is stored), as on a learner's account page."""
 
-    list_display = ["name", "user", "prefix", "created_at", "last_used_at"]
+    list_display = ["name", "user", "prefix", "scopes", "created_at", "last_used_at"]
     list_select_related = ["user"]
     search_fields = ["name", "prefix", "user__username"]
-    fields = ["user", "name", "prefix", "created_at", "last_used_at"]
+    fields = ["user", "name", "prefix", "scopes", "created_at", "last_used_at"]
     readonly_fields = fields
 
     def has_add_permission(self, request):

@@ -37,12 +37,26 @@ class AuditEntry(models.Model):
         return f"{self.action} {self.model} {self.object_repr}"
 
 
+def default_token_scopes() -> list[str]:
+    """What a token may do when its request names no scopes, and what every
+    token issued before scopes existed got (migration quiz 0012): `learn`,
+    all a learner's client needs (docs/security.md, "Token scopes")."""
+    return [ApiToken.Scope.LEARN.value]
+
+
 class ApiToken(models.Model):
     """One API client's token (`course login` on one machine, a script, ...).
 
     Only the key's SHA-256 is stored, with its first characters so a person
-    can tell their tokens apart; each client is logged out on its own.
+    can tell their tokens apart; each client is logged out on its own. Its
+    scopes bound what it may do (quiz.core.api.scopes); a browser session is
+    not bound by them.
     """
+
+    class Scope(models.TextChoices):
+        LEARN = "learn", "learn: your exercises, submissions, quizzes, progress"
+        TEACH = "teach", "teach: cohorts, assignments, quizzes, results, regrades"
+        MANAGE_TOKENS = "manage-tokens", "manage-tokens: list and revoke tokens"
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
@@ -52,6 +66,10 @@ class ApiToken(models.Model):
     key_hash = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(default=timezone.now)
     last_used_at = models.DateTimeField(null=True, blank=True)
+    scopes = models.JSONField(
+        default=default_token_scopes,
+        help_text="What it may do: a list of learn, teach, manage-tokens.",
+    )
 
     class Meta:
         ordering = ["-created_at", "-pk"]

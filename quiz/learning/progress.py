@@ -56,7 +56,12 @@ def answer_clean(*, question: Question, data: Mapping[str, str]) -> tuple[str, b
         raw = (data.get("answer") or "").strip()
         if not raw:
             raise AnswerInvalid("Choose one of the options.")
-        if not (raw.isascii() and raw.isdigit()) or int(raw) >= len(question.choices):
+        # Over 6 digits is no option, and int() refuses over 4,300 of them.
+        if (
+            not (raw.isascii() and raw.isdigit())
+            or len(raw) > 6
+            or int(raw) >= len(question.choices)
+        ):
             raise AnswerInvalid("That option is not one of this question's choices.")
         return raw, question.is_correct(raw)
     if question.kind == Question.Kind.NUMERIC:

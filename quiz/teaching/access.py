@@ -17,6 +17,7 @@ from rest_framework.exceptions import NotFound
 from rest_framework.permissions import BasePermission, IsAuthenticated
 
 from quiz.core.api.base import ApiView
+from quiz.core.api.scopes import TEACH
 from quiz.core.params import id_in_range
 from quiz.teaching import selectors as sel
 from quiz.teaching.models import Cohort, CohortMembership
@@ -64,6 +65,7 @@ class IsInstructor(BasePermission):
 
 class CohortApiView(ApiView):
     permission_classes = [IsAuthenticated, IsInstructor]
+    token_scopes = TEACH  # every view of an instructor's cohort
 
     def cohort(self, request, cohort_id) -> Cohort:
         try:

@@ -184,7 +184,66 @@ def _database(name: str, *, drop: bool = False) -> None:
 
 
 @pytest.fixture(scope="session")
-def course_server():
+def client_dist(tmp_path_factory) -> Path:
+    """What `make client` builds, once per session: the learner edition's and
+    the client's wheels (offline, from this checkout) and every exercise's
+    local-check bundle, with their manifest (about 10 s)."""
+    from grading_engine.learner_edition import build
+
+    out = tmp_path_factory.mktemp("client-dist")
+    build(out, client=PROJECT_ROOT / "client")
+    return out
+
+
+@pytest.fixture(scope="session")
+def learner_install(client_dist, tmp_path_factory) -> Path:
+    """The served wheels installed as a learner's pip would (no dependencies:
+    torch and the rest come from this venv), into a directory of their own.
+    On PYTHONPATH it shadows the checkout's editable engine and client, so a
+    process there runs exactly what a learner runs."""
+    target = tmp_path_factory.mktemp("learner-site")
+    wheels = sorted(str(p) for p in client_dist.glob("*.whl"))
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "--no-index",
+            "--disable-pip-version-check",
+            "-q",
+            "--target",
+            str(target),
+            *wheels,
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    # This venv installs the checkout's engine and client editable, through
+    # import hooks that would fill in any module the wheels lack. A learner
+    # has no such hooks: take them out in every process started with this
+    # directory on PYTHONPATH (site imports the first sitecustomize on it).
+    (target / "sitecustomize.py").write_text(_NO_EDITABLE_HOOKS, encoding="utf-8")
+    return target
+
+
+_NO_EDITABLE_HOOKS = """\
+# Test-only (tests/client/conftest.py): a learner's interpreter, without the
+# checkout's editable installs, so only the installed wheels can be imported.
+import sys
+
+sys.meta_path[:] = [
+    finder
+    for finder in sys.meta_path
+    if not getattr(finder, "__module__", "").startswith("__editable__")
+]
+"""
+
+
+@pytest.fixture(scope="session")
+def course_server(client_dist):
     name = f"client_{uuid.uuid4().hex[:10]}"
     _database(name)
     stack = Stack(
@@ -194,6 +253,7 @@ def course_server():
         SECURE_COOKIES="0",
         SUBMISSION_RATE="10000/min",
         GRADER_TIMEOUT_SECONDS="60",
+        CLIENT_DIST_DIR=str(client_dist),
     )
     shell = DjangoShell(stack)
     try:
@@ -218,11 +278,14 @@ def course_server():
 
 
 @pytest.fixture
-def course_home(tmp_path, monkeypatch):
-    """A learner's machine: its own config directory and working directory."""
+def course_home(tmp_path, monkeypatch, learner_install):
+    """A learner's machine: its own config directory and working directory,
+    and the client and engine the server serves (`course` and the local
+    checks' fork server import them, not the checkout's)."""
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("COURSE_CONFIG_DIR", str(home / "config"))
+    monkeypatch.setenv("PYTHONPATH", str(learner_install))
     monkeypatch.chdir(home)
     yield home
     shutil.rmtree(home, ignore_errors=True)

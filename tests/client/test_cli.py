@@ -213,7 +213,7 @@ def test_an_outdated_client_is_told_what_to_install(course_server, course_home):
         )
 
     line = refused(outdated("get", "tie-weights"), "grading-engine 1.0.0", "0.9.0")
-    assert "pip install ./engine ./client" in line
+    assert f"pip install {course_server.url}/client/grading_engine-" in line
     listed = outdated("exercises")
     assert listed.returncode == 0, listed.stderr
     assert (
@@ -242,11 +242,28 @@ def credentials(home) -> dict:
     return json.loads((home / "config/credentials.json").read_text())
 
 
+def manage_tokens_login(server, home, username: str):
+    """`course login --manage-tokens`: this client may list and revoke tokens."""
+    result = course(
+        home,
+        "login",
+        server.url,
+        "--username",
+        username,
+        "--password-stdin",
+        "--manage-tokens",
+        "--json",
+        stdin="client-Secret-123\n",
+    )
+    assert result.returncode == 0, result.stderr
+    return result
+
+
 def test_each_client_has_its_own_token(course_server, course_home, tmp_path):
     laptop, notebook = course_home, tmp_path / "notebook"
     notebook.mkdir()
     user = course_server.user("cli-two-machines")
-    log_in(course_server, laptop, user)
+    manage_tokens_login(course_server, laptop, user)
     named = course(
         notebook,
         "login",
@@ -276,7 +293,7 @@ def test_each_client_has_its_own_token(course_server, course_home, tmp_path):
     assert course(notebook, "exercises").returncode == 0  # still logged in
     refused(course(laptop, "exercises"), "not logged in")
 
-    log_in(course_server, laptop, user)
+    manage_tokens_login(course_server, laptop, user)
     mine = {t["name"]: t for t in json.loads(course(laptop, "tokens", "--json").stdout)}
     gone = course(laptop, "tokens", "revoke", str(mine["lab notebook"]["id"]))
     assert gone.returncode == 0, gone.stderr
@@ -293,3 +310,56 @@ def test_each_client_has_its_own_token(course_server, course_home, tmp_path):
         "u.save()\n"
     )
     refused(course(laptop, "exercises"), "expired or revoked")
+
+
+def token_scopes(server, username: str) -> list[list[str]]:
+    """The scopes of each of the user's tokens, read from the server's database."""
+    return json.loads(
+        server.python(
+            "import json\n"
+            "from quiz.core.models import ApiToken\n"
+            "print(json.dumps([t.scopes for t in "
+            f"ApiToken.objects.filter(user__username={username!r})]))\n"
+        )
+    )
+
+
+def test_course_login_asks_for_learn_only(course_server, course_home, tmp_path):
+    """Issue 43: the token `course login` keeps does a learner's work and no
+    more, even for an instructor: no tokens listed or revoked, no instructor
+    action; `--manage-tokens` adds the token scope, and only it."""
+    home, user = course_home, course_server.user("cli-scoped")
+    course_server.python(
+        "from django.contrib.auth.models import User\n"
+        "from quiz.core.roles import assign_role\n"
+        f"assign_role(User.objects.get(username={user!r}), 'instructor')\n"
+    )
+    login = log_in(course_server, home, user)
+    assert "(learn)" in login.stdout
+    assert token_scopes(course_server, user) == [["learn"]]
+    assert course(home, "exercises").returncode == 0
+    refused(course(home, "tokens"), "'manage-tokens'", "/accounts/", "--manage-tokens")
+    refused(course(home, "tokens", "revoke", "1"), "'manage-tokens'")
+    token = credentials(home)["token"]
+    cohorts = requests.get(
+        course_server.url + "/api/v1/cohorts/",
+        headers={"Authorization": f"Token {token}"},
+        timeout=10,
+    )
+    assert cohorts.status_code == 403
+    assert "lacks the 'teach' scope" in cohorts.json()["detail"]
+
+    other = tmp_path / "manager"
+    other.mkdir()
+    managed = manage_tokens_login(course_server, other, user)
+    assert json.loads(managed.stdout)["scopes"] == ["learn", "manage-tokens"]
+    assert sorted(token_scopes(course_server, user)) == [
+        ["learn"],
+        ["learn", "manage-tokens"],
+    ]
+    listed = course(other, "tokens", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert sorted(t["scopes"] for t in json.loads(listed.stdout)) == [
+        ["learn"],
+        ["learn", "manage-tokens"],
+    ]

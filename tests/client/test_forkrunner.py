@@ -3,6 +3,7 @@ own session, killed whole at the deadline, their output captured and capped."""
 
 from __future__ import annotations
 
+import hashlib
 import time
 
 import pytest
@@ -30,7 +31,18 @@ def alive(pid: int) -> bool:
 
 
 @pytest.fixture
-def runner(monkeypatch):
+def runner(monkeypatch, tmp_path):
+    """A fresh fork server, and EXERCISE's local-check bundle saved as `course
+    get` saves it (the server's values for its visible cases)."""
+    from course import store
+    from grading_engine.learner_edition import bundle
+
+    blob = bundle(EXERCISE["harness"])
+    monkeypatch.setenv("COURSE_CONFIG_DIR", str(tmp_path / "config"))
+    store.local_check_save(EXERCISE["slug"], blob)
+    monkeypatch.setitem(
+        EXERCISE, "local_check", {"sha256": hashlib.sha256(blob).hexdigest()}
+    )
     fresh = ForkRunner()
     monkeypatch.setattr("course.forkrunner._runner", fresh)
     monkeypatch.setattr(local, "LOCAL_MIN_TIMEOUT", 3.0)

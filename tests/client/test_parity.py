@@ -3,16 +3,19 @@
 Three tiers:
 
 1. Structure, every exercise (no web server): the exercise file the client
-   stores (GET /api/v1/exercises/<slug>/, saved and read back by
-   course.store) makes `course.local.check` call the engine's `grade` with
-   the harness and entry point the server's `exercise_grade` uses for that
-   Exercise row, and the engine then judges the same visible cases with the
-   same tolerances in force, for the row as shipped and as an admin would
-   tune it (rtol/atol, budget, lane). Recorded by thin wrappers around the
-   engine's `grade` and `judge` that call the real functions.
+   stores (GET /api/v1/exercises/<slug>/ and its local-check bundle, saved
+   and read back by course.store) makes `course.local.check` call the
+   engine's `grade` with the harness and entry point the server's
+   `exercise_grade` uses for that Exercise row, and the engine then judges
+   the same visible cases with the same tolerances in force, for the row as
+   shipped and as an admin would tune it (rtol/atol, budget, lane).
+   Recorded by thin wrappers around the engine's `grade` and `judge` that
+   call the real functions.
 2. Verdicts, every reference and known wrong solution:
    `course.local.check` on the stored file (the client's fork server,
-   visible cases only, in a process of its own as on a learner's machine)
+   visible cases only, in a process of its own as on a learner's machine,
+   running the wheels the server serves: the learner edition of the engine,
+   which judges with the values the server shipped and has no reference)
    and the server's `exercise_grade` with the production runner (a warm
    sandbox pool, one per module; a plain child process where bubblewrap is
    missing) give the same visible checks, numbers masked.
@@ -135,17 +138,20 @@ def disagreements(which: str, mine: dict, theirs: dict) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def stored(django_db_setup, django_db_blocker, tmp_path_factory):
+def stored(django_db_setup, django_db_blocker, tmp_path_factory, client_dist):
     """For every exercise: its Exercise row and the file the client stores,
     as shipped and as tuned in the admin ({"shipped"|"tuned": (row, json)}).
 
     The content's lessons and exercises are loaded by the production loader
-    (without drawing the lessons' figures), the files fetched through the
-    API, saved and read back by the client's store; then it is all rolled
-    back. Grading reads only the rows' fields, so the tests need no database.
+    (without drawing the lessons' figures), the files and their local-check
+    bundles (from the session's `make client` build) fetched through the
+    API, saved and read back by the client's store, which stays this
+    module's (COURSE_CONFIG_DIR); then the database is rolled back. Grading
+    reads only the rows' fields, so the tests need no database.
     """
     from django.contrib.auth.models import User
     from django.db import transaction
+    from django.test import override_settings
     from rest_framework.test import APIClient
 
     from grader.models import Exercise
@@ -155,7 +161,11 @@ def stored(django_db_setup, django_db_blocker, tmp_path_factory):
     found: dict[str, dict[str, tuple]] = {}
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("COURSE_CONFIG_DIR", str(tmp_path_factory.mktemp("course")))
-        with django_db_blocker.unblock(), transaction.atomic():
+        with (
+            django_db_blocker.unblock(),
+            transaction.atomic(),
+            override_settings(CLIENT_DIST_DIR=client_dist),
+        ):
             content_load(root=PROJECT_ROOT / "content", figures=False)
             api = APIClient()
             api.force_authenticate(User.objects.create_user("parity-learner"))
@@ -163,7 +173,12 @@ def stored(django_db_setup, django_db_blocker, tmp_path_factory):
             def fetched(row: Exercise) -> tuple:
                 response = api.get(f"/api/v1/exercises/{row.slug}/")
                 assert response.status_code == 200, response.content
-                store.exercise_save(response.json())
+                exercise = response.json()
+                store.exercise_save(exercise)
+                bundle = api.get(f"/api/v1/exercises/{row.slug}/local-check/")
+                assert bundle.status_code == 200, row.slug
+                store.local_check_save(row.slug, b"".join(bundle.streaming_content))
+                assert local.bundle_current(exercise), row.slug
                 return copy.deepcopy(row), store.exercise_load(row.slug)
 
             for row in Exercise.objects.order_by("slug"):
@@ -182,8 +197,8 @@ def stored(django_db_setup, django_db_blocker, tmp_path_factory):
                 row.save()
                 found[row.slug]["tuned"] = fetched(row)
             transaction.set_rollback(True)
-    assert sorted(found) == SLUGS
-    return found
+        assert sorted(found) == SLUGS
+        yield found
 
 
 @pytest.fixture(scope="module")
@@ -223,7 +238,8 @@ def local_runner():
 
 # The learner's side of tier 2 in a process of its own, as on a learner's
 # machine: course.local.check with the client's own fork server, one request
-# (a JSON line: exercise file and code) at a time, one verdict line each.
+# (a JSON line: exercise file and code) at a time, one verdict line each,
+# after a first line saying where its engine and client come from.
 # Judging runs torch in the parent of each runner, so two processes share
 # the two cores (one torch thread each) where two threads of one process
 # would share torch's global state.
@@ -231,7 +247,11 @@ _CLIENT = r"""
 import json, os, sys
 answer = os.fdopen(os.dup(1), "w")
 os.dup2(2, 1)  # whatever else prints goes to stderr
+import grading_engine
 from course import local
+answer.write(json.dumps({"engine": grading_engine.__file__, "client": local.__file__}))
+answer.write("\n")
+answer.flush()
 for line in sys.stdin:
     request = json.loads(line)
     verdict = local.check(request["exercise"], request["code"])
@@ -241,10 +261,12 @@ for line in sys.stdin:
 
 
 class ClientProcess:
-    """`course.local.check` in another process; answers in request order."""
+    """`course.local.check` in another process, with the wheels the server
+    serves installed (`site`) in place of the checkout's engine and client;
+    answers in request order."""
 
-    def __init__(self):
-        env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    def __init__(self, site):
+        env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(site)}
         self.proc = subprocess.Popen(
             [sys.executable, "-c", _CLIENT],
             cwd=PROJECT_ROOT,
@@ -280,8 +302,12 @@ class ClientProcess:
 
 
 @pytest.fixture(scope="module")
-def client_process():
-    client = ClientProcess()
+def client_process(stored, learner_install):
+    """The learner's side, on the store `stored` filled, running the wheels."""
+    client = ClientProcess(learner_install)
+    origin = client.verdict()
+    assert origin["engine"].startswith(str(learner_install)), origin
+    assert origin["client"].startswith(str(learner_install)), origin
     yield client
     client.close()
 

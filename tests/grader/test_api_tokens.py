@@ -186,7 +186,7 @@ def test_only_a_hash_of_the_key_is_stored(learner):
 
 
 def test_the_token_list_names_each_client_and_marks_the_caller(learner):
-    laptop = issue(name="laptop")
+    laptop = issue(name="laptop", scopes=["learn", "manage-tokens"])
     issue(name="notebook")
     response = with_token(laptop["token"]).get(reverse("api-tokens"))
     assert response.status_code == 200
@@ -197,8 +197,11 @@ def test_the_token_list_names_each_client_and_marks_the_caller(learner):
     assert listed["notebook"]["last_used_at"] is None
     assert listed["laptop"]["prefix"] == laptop["token"][:8]
     assert set(listed["laptop"]) == {
-        "id", "name", "prefix", "created_at", "last_used_at", "expires_at", "current"
+        "id", "name", "prefix", "created_at", "last_used_at", "expires_at",
+        "scopes", "current",
     }  # fmt: skip
+    assert listed["laptop"]["scopes"] == ["learn", "manage-tokens"]
+    assert listed["notebook"]["scopes"] == ["learn"]
     assert laptop["token"] not in response.content.decode()
 
 
@@ -208,10 +211,10 @@ def test_a_log_in_without_a_name_gets_one(learner):
 
 
 def test_a_token_is_revoked_by_id_and_only_by_its_owner(learner, make_user):
-    laptop = issue(name="laptop")
+    laptop = issue(name="laptop", scopes=["learn", "manage-tokens"])
     notebook = issue(name="notebook")
     make_user("bob", "learner")
-    bob = issue("bob")
+    bob = issue("bob", scopes=["manage-tokens"])
     url = reverse("api-token-detail", args=[notebook["id"]])
     assert with_token(bob["token"]).delete(url).status_code == 404
     assert exercises(notebook["token"]).status_code == 200

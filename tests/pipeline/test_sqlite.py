@@ -58,7 +58,8 @@ for i in range({LEARNERS}):
     for j in range({PER_LEARNER}):
         exercise = exercises[j % len(exercises)]
         submission_create(user=learner, exercise=exercise, code=RIGHT)
-print(json.dumps({{"token": token_issue(user=ian)[1], "cohort": cohort.pk}}))
+token = token_issue(user=ian, scopes=["teach"])[1]
+print(json.dumps({{"token": token, "cohort": cohort.pk}}))
 """
 
 

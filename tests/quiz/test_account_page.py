@@ -67,3 +67,36 @@ def test_another_learners_token_cannot_be_revoked_from_the_page(
     assert response.status_code == 404
     assert works(bobs["token"])
     assert "bob's laptop" not in client.get(reverse("account")).content.decode()
+
+
+def test_the_account_page_shows_each_tokens_scopes(learner):
+    """Issue 43: which token may do what, next to its name."""
+    issue("laptop")  # no scopes asked for: learn
+    manager = APIClient().post(
+        reverse("api-token"),
+        {
+            "username": "lea",
+            "password": GOOD,
+            "name": "token manager",
+            "scopes": ["manage-tokens", "learn"],
+        },
+        format="json",
+    )
+    assert manager.status_code == 200, manager.content
+    browser = Client()
+    browser.force_login(learner)
+    html = browser.get(reverse("account")).content.decode()
+    assert '<th scope="col">Scopes</th>' in html
+    rows = {
+        re.search(r"<td>([^<]+)</td>", row)[1]: row
+        for row in re.findall(r"<tr>(.*?)</tr>", html, re.S)
+        if "<td>" in row
+    }
+    scopes_of = {
+        name: re.findall(r'<td class="token-scopes">(.*?)</td>', row)[0]
+        for name, row in rows.items()
+    }
+    assert scopes_of == {
+        "laptop": "<code>learn</code>",
+        "token manager": "<code>learn</code>, <code>manage-tokens</code>",
+    }

@@ -33,7 +33,7 @@ def api():
 def _as(api, world, role):
     user = world.by_role(role)
     if user is not None:
-        _, key = token_issue(user=user)
+        _, key = token_issue(user=user, scopes=["learn", "teach"])
         api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
     return api
 

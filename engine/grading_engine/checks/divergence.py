@@ -17,6 +17,8 @@ that differs. Both sides build probes with `probe_state_dict`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 
 from grading_engine.checks.fingerprints import (
@@ -91,13 +93,17 @@ def _where(stage: str) -> str:
     )
 
 
-def _known_mistake(got, reference, probe: dict, idx, n_head, *, rtol, atol):
-    """The known GPT-2 mistake (diagnosis, explanation) `got` matches when
-    recomputed on the same probe state dict, or None."""
-    variants = [
+def stage_variants(probe: dict, idx, n_head) -> list[Variant]:
+    """The known GPT-2 mistakes, recomputed on one probe state dict."""
+    return [
         Variant(diagnosis, lambda f=flaws, sd=probe: gpt2_logits(idx, sd, n_head, f))
         for diagnosis, flaws in GPT2_FLAWS
     ]
+
+
+def _known_mistake(got, reference, variants: list[Variant], *, rtol, atol):
+    """The known GPT-2 mistake (diagnosis, explanation) `got` matches on the
+    same probe (`variants`: what each mistake gives there), or None."""
     match = find_match(got, reference, variants, rtol=rtol, atol=atol)
     return None if match is None else (match[0].diagnosis, match[0].text())
 
@@ -120,6 +126,30 @@ def first_divergence(
     reference's, `probe_dicts` the state dicts they were computed from (so
     the known mistakes can be recomputed on the same probe).
     """
+    return divergence(
+        name,
+        probes,
+        references,
+        lambda stage: stage_variants(probe_dicts[stage], idx, n_head),
+        rtol=rtol,
+        atol=atol,
+        hidden=hidden,
+    )
+
+
+def divergence(
+    name: str,
+    probes: dict[str, torch.Tensor],
+    references: dict[str, torch.Tensor],
+    mistakes: Callable[[str], list[Variant]],
+    *,
+    rtol: float,
+    atol: float,
+    hidden: bool = False,
+) -> CheckResult:
+    """first_divergence's walk, given what the known mistakes give at a stage
+    (`mistakes(stage)`), whoever computed it: the learner edition gets them
+    from the server (grading_engine.expected)."""
     check = f"{name}: first divergence"
     for stage, reference in references.items():
         got = probes.get(stage)
@@ -137,9 +167,7 @@ def first_divergence(
         if bad == 0:
             continue
         message = f"{_where(stage)} (max abs error {max_abs:.1e})"
-        known = _known_mistake(
-            got, reference, probe_dicts[stage], idx, n_head, rtol=rtol, atol=atol
-        )
+        known = _known_mistake(got, reference, mistakes(stage), rtol=rtol, atol=atol)
         diagnosis = None
         if known is not None:
             diagnosis, text = known

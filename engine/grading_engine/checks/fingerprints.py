@@ -267,6 +267,36 @@ class Variant:
         return self.message or MISTAKES.get(self.diagnosis, self.diagnosis)
 
 
+def computed(variants) -> list[tuple[str, torch.Tensor | None, str]]:
+    """(diagnosis, value, message) of each variant, computed now: what an
+    expectation ships (grading_engine.expected). None where the mistake does
+    not apply to the case (its computation raised)."""
+    rows = []
+    for variant in variants:
+        try:
+            value = variant.compute()
+        except Exception:  # noqa: BLE001 - a flaw may not apply to this case
+            value = None
+        rows.append((variant.diagnosis, value, variant.message))
+    return rows
+
+
+def shipped_variants(rows) -> list[Variant]:
+    """The Variants `computed` rows stand for: each computes its value."""
+    return [
+        Variant(diagnosis, _value(value), message) for diagnosis, value, message in rows
+    ]
+
+
+def _value(value) -> Callable[[], torch.Tensor]:
+    def compute() -> torch.Tensor:
+        if value is None:
+            raise ValueError("this mistake does not apply to the case")
+        return value
+
+    return compute
+
+
 # A known wrong computation is named only when the learner's output is much
 # closer to it than the true error explains: at most this fraction of the
 # variant's own distance from the reference, and of the learner's distance

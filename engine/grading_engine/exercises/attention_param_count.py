@@ -10,6 +10,7 @@ import random
 
 from grading_engine.checks.answers import int_answer
 from grading_engine.checks.result import CheckResult
+from grading_engine.expected import expectation
 from grading_engine.harness.capture import capture_int
 from grading_engine.reference import get_config
 
@@ -86,6 +87,13 @@ def _slips(d: int, h: int) -> list[tuple[int, str, str]]:
     ]
 
 
-def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+@expectation
+def expected(case: dict) -> dict:
+    """The answer and its known slips (shipped for the visible cases)."""
     d, h = case["n_embd"], case["n_head"]
-    return int_answer(case, data, "parameters", reference(d, h), _slips(d, h))
+    return {"value": reference(d, h), "slips": _slips(d, h)}
+
+
+def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+    answer = expected(case)
+    return int_answer(case, data, "parameters", answer["value"], answer["slips"])

@@ -10,6 +10,7 @@ import random
 
 from grading_engine.checks.answers import int_answer
 from grading_engine.checks.result import CheckResult
+from grading_engine.expected import expectation
 from grading_engine.harness.capture import capture_int
 from grading_engine.reference import block_parameter_count, get_config
 
@@ -77,6 +78,13 @@ def _slips(d: int) -> list[tuple[int, str, str]]:
     ]
 
 
-def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+@expectation
+def expected(case: dict) -> dict:
+    """The answer and its known slips (shipped for the visible cases)."""
     d = case["n_embd"]
-    return int_answer(case, data, "parameters", block_parameter_count(d), _slips(d))
+    return {"value": block_parameter_count(d), "slips": _slips(d)}
+
+
+def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+    answer = expected(case)
+    return int_answer(case, data, "parameters", answer["value"], answer["slips"])

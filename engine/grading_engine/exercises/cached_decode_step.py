@@ -19,7 +19,12 @@ import random
 import torch
 from torch.nn import functional as F
 
-from grading_engine.checks.fingerprints import Variant, fingerprint
+from grading_engine.checks.fingerprints import (
+    Variant,
+    computed,
+    fingerprint,
+    shipped_variants,
+)
 from grading_engine.checks.result import CheckResult, fail
 from grading_engine.checks.tensors import (
     call_learner,
@@ -29,7 +34,8 @@ from grading_engine.checks.tensors import (
     failed,
     input_changes,
 )
-from grading_engine.reference import build_model
+from grading_engine.expected import expectation
+from grading_engine.reference import build_model, get_config
 from grading_engine.reference.cache import reference_model
 
 SLUG = "cached-decode-step"
@@ -278,17 +284,30 @@ def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
     return changed + _check_answer(case, data, tensors)
 
 
+@expectation
+def expected_output(case: dict) -> torch.Tensor:
+    """The logits of every step, concatenated (shipped for the visible cases)."""
+    model = reference_model(case["config"])
+    with torch.no_grad():
+        return model(sequence(case, model.config.vocab_size))
+
+
+@expectation
+def known_mistakes(case: dict) -> list:
+    """What the known mistakes give (shipped for the visible cases)."""
+    model = reference_model(case["config"])
+    idx = sequence(case, model.config.vocab_size)
+    return computed(_variants(model, idx, case["chunks"]))
+
+
 def _check_answer(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
     hidden, name = bool(case["hidden"]), case["name"]
     if raised := case_error(case, data, ERRORS):
         return raised
-    model = reference_model(case["config"])
-    c = model.config
+    c = get_config(case["config"])
     if problem := _shape_problem(name, case, data, c.vocab_size, hidden):
         return [problem]
-    idx = sequence(case, c.vocab_size)
-    with torch.no_grad():
-        expected = model(idx)
+    expected = expected_output(case)
     results = compare_tensor(
         name,
         data.get("output"),
@@ -306,7 +325,7 @@ def _check_answer(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
     got = tensors.get("output")
     if not failed(results) or got is None or got.shape != expected.shape:
         return results
-    variants = _variants(model, idx, case["chunks"])
+    variants = shipped_variants(known_mistakes(case))
     match = fingerprint(
         name, got, expected, variants, rtol=RTOL, atol=ATOL, hidden=hidden
     )

@@ -18,8 +18,11 @@ from grading_engine.checks.fingerprints import (
     Variant,
     attention,
     causal_property,
+    computed,
+    shipped_variants,
 )
 from grading_engine.checks.tensors import case_error, run_with_future
+from grading_engine.expected import expectation
 from grading_engine.reference import CausalSelfAttention, GPTConfig
 from grading_engine.reference.cache import reference_model
 
@@ -153,23 +156,36 @@ def run_case(fn, case: dict):
     return run_with_future(fn, args, (future, *args[1:]))
 
 
+@expectation
+def expected_output(case: dict) -> dict:
+    """The right output and the head count (shipped for the visible cases)."""
+    args, _ = inputs(case)
+    return {"output": reference(args), "n_head": args[-1]}
+
+
+@expectation
+def known_mistakes(case: dict) -> list:
+    """What the known mistakes give (shipped for the visible cases)."""
+    args, _ = inputs(case)
+    return computed(
+        Variant(diagnosis, lambda f=flaws: attention(*args, flaws=f))
+        for diagnosis, flaws in ATTENTION_FLAWS
+    )
+
+
 def check_case(case: dict, data: dict, tensors: dict):
     hidden, name = bool(case["hidden"]), case["name"]
     if raised := case_error(case, data, ERRORS):
         return raised
-    args, _ = inputs(case)
-    x, n_head = args[0], args[-1]
-    expected = reference(args)
-    d = x.shape[-1]
+    shipped = expected_output(case)
+    expected, n_head = shipped["output"], shipped["n_head"]
+    d = expected.shape[-1]
     results = tensor_answer(
         name,
         data,
         tensors,
         expected,
-        variants=[
-            Variant(diagnosis, lambda f=flaws: attention(*args, flaws=f))
-            for diagnosis, flaws in ATTENTION_FLAWS
-        ],
+        variants=lambda: shipped_variants(known_mistakes(case)),
         axes=("batch", "time", "n_embd"),
         sizes={"n_head": n_head, "head_size": d // n_head, "3*n_embd": 3 * d},
         shape_hints={

@@ -16,6 +16,7 @@ from torch import nn
 from grading_engine.checks.answers import int_answer
 from grading_engine.checks.result import CheckResult
 from grading_engine.exercises.kit.models import random_model
+from grading_engine.expected import expectation
 from grading_engine.harness.capture import capture_int
 from grading_engine.reference import GPT, empty_model, get_config
 
@@ -138,6 +139,13 @@ def _slips(sizes: dict[str, int]) -> list[tuple[int, str, str]]:
     ]
 
 
-def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+@expectation
+def expected(case: dict) -> dict:
+    """The answer and its known slips (shipped for the visible cases)."""
     sizes = _sizes(build(case, device="meta"))
-    return int_answer(case, data, "bytes", sizes["right"], _slips(sizes))
+    return {"value": sizes["right"], "slips": _slips(sizes)}
+
+
+def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+    answer = expected(case)
+    return int_answer(case, data, "bytes", answer["value"], answer["slips"])

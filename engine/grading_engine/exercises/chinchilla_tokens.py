@@ -18,6 +18,7 @@ from grading_engine.checks.answers import float_answer
 from grading_engine.checks.floats import capture_float
 from grading_engine.checks.result import CheckResult
 from grading_engine.exercises.kit.args import args_case, call_with_args
+from grading_engine.expected import expectation
 
 SLUG = "chinchilla-tokens"
 ENTRY_POINT = "chinchilla_tokens"
@@ -117,14 +118,21 @@ def _slips(args: dict) -> list[tuple[float, str, str]]:
     return slips
 
 
-def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+@expectation
+def expected(case: dict) -> dict:
+    """The answer and its known slips (shipped for the visible cases)."""
     args = case["args"]
+    return {"value": reference(**args), "slips": _slips(args)}
+
+
+def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+    answer = expected(case)
     return float_answer(
         case,
         data,
         "tokens",
-        reference(**args),
-        _slips(args),
+        answer["value"],
+        answer["slips"],
         rel_tol=REL_TOL,
         spec=".4g",
         unit="tokens",

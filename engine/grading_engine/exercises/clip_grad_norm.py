@@ -26,6 +26,7 @@ from grading_engine.checks.tensors import (
     compare_tensor,
     failed,
 )
+from grading_engine.expected import expectation
 from grading_engine.harness.capture import plain_float, type_name
 
 SLUG = "clip-grad-norm"
@@ -250,6 +251,21 @@ MESSAGES = {
 }
 
 
+@expectation
+def clipped(case: dict) -> dict:
+    """The total norm, the clipped gradients and their norm (shipped for the
+    visible cases)."""
+    total, grads = reference(case)
+    clipped_norm = min(total, total * case["max_norm"] / (total + EPS))
+    return {"total": total, "grads": grads, "clipped_norm": clipped_norm}
+
+
+@expectation
+def known_mistakes(case: dict) -> dict:
+    """The gradients each known slip leaves (shipped for the visible cases)."""
+    return {kind: _variant_grads(case, kind) for kind in MESSAGES}
+
+
 def _grad_checks(name, expected, tensors, hidden) -> list[CheckResult]:
     """Every clipped gradient against the reference's."""
     results: list[CheckResult] = []
@@ -300,9 +316,10 @@ def _grad_mistake(name, case, expected, tensors, hidden) -> list[CheckResult]:
     if got is None:
         return []
     reference = _flat(expected, keys)
-    unchanged = _flat(_variant_grads(case, "not-written-back"), keys)
+    known = known_mistakes(case)
+    unchanged = _flat(known["not-written-back"], keys)
     for kind, message in MESSAGES.items():
-        variant = _flat(_variant_grads(case, kind), keys)
+        variant = _flat(known[kind], keys)
         if (
             kind != "not-written-back"
             and variant is not None
@@ -334,9 +351,8 @@ def _grad_mistake(name, case, expected, tensors, hidden) -> list[CheckResult]:
     return []
 
 
-def _norm_check(name, got_norm, total, max_norm, hidden) -> CheckResult:
+def _norm_check(name, got_norm, total, clipped_norm, max_norm, hidden) -> CheckResult:
     """The returned norm is the total BEFORE clipping."""
-    clipped_norm = min(total, total * max_norm / (total + EPS))
     check = f"{name}: returned norm"
     if abs(got_norm - total) <= RTOL * total + ATOL:
         return CheckResult(
@@ -358,7 +374,8 @@ def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
     hidden, name = bool(case["hidden"]), case["name"]
     if raised := case_error(case, data, ERRORS):
         return raised
-    total, expected = reference(case)
+    shipped = clipped(case)
+    total, expected = shipped["total"], shipped["grads"]
     results = _grad_checks(name, expected, tensors, hidden)
     if failed(results):
         return results + _grad_mistake(name, case, expected, tensors, hidden)
@@ -372,4 +389,8 @@ def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
                 hidden=hidden,
             )
         ]
-    return results + [_norm_check(name, got_norm, total, case["max_norm"], hidden)]
+    return results + [
+        _norm_check(
+            name, got_norm, total, shipped["clipped_norm"], case["max_norm"], hidden
+        )
+    ]

@@ -20,6 +20,7 @@ from grading_engine.checks.shapes import fmt_shape
 from grading_engine.checks.tensors import call_learner, capture_tensor, case_error
 from grading_engine.exercises.kit.cases import new_case
 from grading_engine.exercises.kit.models import case_config, draw_width
+from grading_engine.expected import expectation
 from grading_engine.reference import build_model
 
 SLUG = "convert-hf-weights"
@@ -79,9 +80,9 @@ def make_cases(seed: int) -> list[dict]:
     return cases
 
 
-def reference_state_dict(case: dict) -> dict:
-    """What a correct conversion returns: a reference GPT's state dict,
-    every tensor redrawn so that no two entries are alike."""
+def gpt_state_dict(case: dict) -> dict:
+    """A reference GPT's state dict, every tensor redrawn so that no two
+    entries are alike: the weights the Hugging Face input holds."""
     model = build_model(case_config(case), seed=case["seed"], tied=True)
     g = torch.Generator().manual_seed(case["seed"] + 1)
     with torch.no_grad():
@@ -92,7 +93,7 @@ def reference_state_dict(case: dict) -> dict:
 
 def hf_state_dict(case: dict) -> dict:
     """The same weights the way GPT2LMHeadModel stores them."""
-    ref = reference_state_dict(case)
+    ref = gpt_state_dict(case)
     block = case_config(case).block_size
     hf = {}
     for key, tensor in ref.items():
@@ -124,6 +125,12 @@ def run_case(fn, case: dict):
     return data, tensors
 
 
+@expectation
+def expected_state_dict(case: dict) -> dict:
+    """What a correct conversion returns (shipped for the visible cases)."""
+    return gpt_state_dict(case)
+
+
 def check_case(case: dict, data: dict, tensors: dict):
     hidden, name = bool(case["hidden"]), case["name"]
     if raised := case_error(case, data):
@@ -138,7 +145,7 @@ def check_case(case: dict, data: dict, tensors: dict):
                 hidden=hidden,
             )
         ]
-    expected = reference_state_dict(case)
+    expected = expected_state_dict(case)
     return [
         _check_keys(name, expected, set(entries), hidden),
         _check_tensors(name, expected, tensors, hidden),

@@ -18,6 +18,7 @@ import torch.nn as nn
 from grading_engine.checks.result import CheckResult
 from grading_engine.checks.values import ModuleCount, parameter_count
 from grading_engine.exercises.kit.models import random_model
+from grading_engine.expected import expectation
 from grading_engine.harness.capture import capture_int
 from grading_engine.reference import GPT, empty_model, get_config
 
@@ -106,48 +107,76 @@ def _shared_label(model: nn.Module) -> str:
     return "each shared tensor"
 
 
-def _rows(model: nn.Module, captured_parts) -> list[ModuleCount]:
-    got = {}
-    if isinstance(captured_parts, list):
-        for item in captured_parts:
-            if isinstance(item, list) and len(item) == 2 and isinstance(item[0], str):
-                got[item[0]] = item[1]
+def _part_counts(model: nn.Module) -> list[tuple[str, int, str | None]]:
+    """(part, its distinct parameters' numel, the part it shares with) in
+    forward order, then the model's own parameters (shared with None)."""
     rows, owner = [], {}
     for name, part in _parts(model):
         params = _distinct(part.parameters())
         shared_with = next((owner[i] for i in params if i in owner), None)
         for i in params:
             owner.setdefault(i, name)
-        expected = sum(p.numel() for p in params.values())
-        rows.append(ModuleCount(name, expected, got.get(name), shared_with))
+        rows.append((name, sum(p.numel() for p in params.values()), shared_with))
     direct = _distinct(model.parameters(recurse=False))
     if direct:
         numel = sum(p.numel() for p in direct.values())
-        rows.append(ModuleCount("(the model's own parameters)", numel, None))
+        rows.append(("(the model's own parameters)", numel, None))
     return rows
 
 
-def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+@expectation
+def counts(case: dict) -> dict:
+    """The count, its breakdown and the numbers its slips give (shipped for
+    the visible cases)."""
     model = _model(case, device="meta")
     distinct = _distinct(model.parameters())
     expected = sum(p.numel() for p in distinct.values())
     every_use = sum(
         p.numel() for _, p in model.named_parameters(remove_duplicate=False)
     )
-    frozen = sum(p.numel() for p in distinct.values() if not p.requires_grad)
+    return {
+        "expected": expected,
+        "parts": _part_counts(model),
+        "shared_extra": every_use - expected,
+        "shared_label": _shared_label(model),
+        "buffer_numel": sum(b.numel() for b in model.buffers()),
+        "state_dict_total": sum(v.numel() for v in model.state_dict().values()),
+        "frozen_numel": sum(
+            p.numel() for p in distinct.values() if not p.requires_grad
+        ),
+        "tensors": len(distinct),
+    }
+
+
+def _rows(parts: list, captured_parts) -> list[ModuleCount]:
+    got = {}
+    if isinstance(captured_parts, list):
+        for item in captured_parts:
+            if isinstance(item, list) and len(item) == 2 and isinstance(item[0], str):
+                got[item[0]] = item[1]
+    own = "(the model's own parameters)"
+    return [
+        ModuleCount(name, numel, None if name == own else got.get(name), shared)
+        for name, numel, shared in parts
+    ]
+
+
+def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+    known = counts(case)
+    expected = known["expected"]
     result = parameter_count(
         f"{case['name']}: parameter count",
         data.get("total"),
         expected=expected,
-        rows=_rows(model, data.get("parts")),
-        shared_extra=every_use - expected,
-        shared_label=_shared_label(model),
-        buffer_numel=sum(b.numel() for b in model.buffers()),
-        state_dict_total=sum(v.numel() for v in model.state_dict().values()),
-        frozen_numel=frozen,
+        rows=_rows(known["parts"], data.get("parts")),
+        shared_extra=known["shared_extra"],
+        shared_label=known["shared_label"],
+        buffer_numel=known["buffer_numel"],
+        state_dict_total=known["state_dict_total"],
+        frozen_numel=known["frozen_numel"],
         hidden=case["hidden"],
     )
-    return [_counted_tensors(result, data.get("total"), len(distinct), expected)]
+    return [_counted_tensors(result, data.get("total"), known["tensors"], expected)]
 
 
 def _counted_tensors(result: CheckResult, captured, tensors: int, expected: int):

@@ -14,12 +14,13 @@ import random
 import torch
 
 from grading_engine.checks.answers import tensor_answer
-from grading_engine.checks.fingerprints import Variant
+from grading_engine.checks.fingerprints import Variant, computed, shipped_variants
 from grading_engine.checks.result import CheckResult, fail
 from grading_engine.checks.tensors import case_error, raised, run_and_capture
 from grading_engine.exercises.kit.cases import new_case
 from grading_engine.exercises.kit.embeddings import draw_table, tables
 from grading_engine.exercises.kit.sky import SKY
+from grading_engine.expected import expectation
 from grading_engine.reference.cache import reference_model
 
 SLUG = "embed-at-offset"
@@ -122,40 +123,64 @@ def run_case(fn, case: dict):
     return run_and_capture(fn, *inputs(case))
 
 
+@expectation
+def table_sizes(case: dict) -> dict:
+    """t, and the rows of wte and wpe (shipped for the visible cases)."""
+    idx, wte, wpe, _ = inputs(case)
+    return {"t": idx.shape[1], "vocab_size": wte.shape[0], "rows": wpe.shape[0]}
+
+
+def _fits(case: dict) -> bool:
+    return not case.get("too_long")
+
+
+@expectation(when=_fits)
+def expected_output(case: dict) -> torch.Tensor:
+    """The right output (shipped for the visible cases)."""
+    return reference(*inputs(case))
+
+
+@expectation(when=_fits)
+def known_mistakes(case: dict) -> list:
+    """What the known mistakes give (shipped for the visible cases)."""
+    return computed(_variants(*inputs(case)))
+
+
 def _check_refusal(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
     """The over-long case must raise ValueError, and nothing else will do."""
     name, hidden = case["name"], bool(case["hidden"])
-    idx, _, wpe, start = inputs(case)
-    last = start + idx.shape[1] - 1
+    sizes, start = table_sizes(case), case["start"]
+    last = start + sizes["t"] - 1
+    rows = sizes["rows"]
     error = data.get("error")
     if raised(error, "ValueError"):  # a subclass of it is one too
         return [
             CheckResult(
                 name,
                 True,
-                f"refused position {last} of a {wpe.shape[0]}-row table",
+                f"refused position {last} of a {rows}-row table",
                 hidden=hidden,
             )
         ]
     if isinstance(error, dict):
         got = f"{error.get('type')}: {str(error.get('message'))[:120]}"
         message = (
-            f"the last position would be {last} but wpe has {wpe.shape[0]} rows; "
+            f"the last position would be {last} but wpe has {rows} rows; "
             f"you raised {got}, which looks like an accident rather than a check: "
             + TOO_LONG[1]
         )
     else:
         got = "a tensor" if "output" in tensors else "no error"
         message = (
-            f"the last position would be {last} but wpe has only {wpe.shape[0]} "
+            f"the last position would be {last} but wpe has only {rows} "
             f"rows, and your function returned {got} instead of refusing. Wrapping "
             "positions around (modulo) or clamping them feeds the model vectors "
             "it learned for other places: " + TOO_LONG[1]
         )
-    if last == wpe.shape[0]:  # the boundary: one past the last row
+    if last == rows:  # the boundary: one past the last row
         message += (
             f". This chunk ends exactly one past the table (its last row is "
-            f"{wpe.shape[0] - 1}): a limit check off by one, such as "
+            f"{rows - 1}): a limit check off by one, such as "
             "start + t - 1 > block_size, lets it through"
         )
     return [
@@ -208,14 +233,13 @@ def _refused_a_fit(case: dict, data: dict) -> list[CheckResult]:
     """[the failed check] when a chunk that fits the table was refused."""
     if not raised(data.get("error"), "ValueError"):
         return []
-    idx, _, wpe, start = inputs(case)
-    last = start + idx.shape[1] - 1
+    sizes, start = table_sizes(case), case["start"]
+    last, rows = start + sizes["t"] - 1, sizes["rows"]
     return [
         fail(
             case["name"],
             f"you raised ValueError for positions {start}..{last}, but wpe has "
-            f"{wpe.shape[0]} rows (positions 0..{wpe.shape[0] - 1}): "
-            + REFUSED_A_FIT[1],
+            f"{rows} rows (positions 0..{rows - 1}): " + REFUSED_A_FIT[1],
             expected="the embedding",
             got="ValueError",
             diagnosis=REFUSED_A_FIT[0],
@@ -231,15 +255,15 @@ def check_case(case: dict, data: dict, tensors: dict):
         return refused
     if raised := case_error(case, data, _ERRORS):
         return raised
-    idx, wte, wpe, start = inputs(case)
+    sizes = table_sizes(case)
     return tensor_answer(
         case["name"],
         data,
         tensors,
-        reference(idx, wte, wpe, start),
-        variants=_variants(idx, wte, wpe, start),
+        expected_output(case),
+        variants=lambda: shipped_variants(known_mistakes(case)),
         axes=("batch", "time", "n_embd"),
-        sizes={"vocab_size": wte.shape[0], "block_size": wpe.shape[0]},
+        sizes={"vocab_size": sizes["vocab_size"], "block_size": sizes["rows"]},
         shape_hints={
             "replaced:time->block_size": (
                 "position-table-not-sliced",

@@ -12,6 +12,7 @@ import random
 from grading_engine.checks.answers import float_answer
 from grading_engine.checks.floats import capture_float
 from grading_engine.checks.result import CheckResult
+from grading_engine.expected import expectation
 from grading_engine.reference import build_model, get_config, gpt2_parameter_count
 
 SLUG = "embedding-share"
@@ -124,13 +125,20 @@ def _slips(case: dict) -> list[tuple[float, str, str]]:
     return slips
 
 
+@expectation
+def expected(case: dict) -> dict:
+    """The answer and its known slips (shipped for the visible cases)."""
+    return {"value": reference(case), "slips": _slips(case)}
+
+
 def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+    answer = expected(case)
     return float_answer(
         case,
         data,
         "embedding share",
-        reference(case),
-        _slips(case),
+        answer["value"],
+        answer["slips"],
         rel_tol=REL_TOL,
         spec=".6f",
         float_hint="return a float such as 0.42",

@@ -12,6 +12,7 @@ import random
 
 from grading_engine.checks.int_lists import read_int_list, unreadable
 from grading_engine.checks.result import CheckResult, fail
+from grading_engine.expected import expectation
 from grading_engine.harness.capture import capture_int_list
 from grading_engine.reference.tokenizer import get_encoding
 
@@ -99,7 +100,26 @@ def _show(enc, ids: list, limit: int = 24) -> str:
     return "[" + " | ".join(pieces) + more + "]"
 
 
-def _diagnose(enc, text: str, got: list):
+@expectation
+def encodings(case: dict) -> dict:
+    """The text's ids, and the ids of the usual slips (shipped for the
+    visible cases)."""
+    enc, text = get_encoding(), case["text"]
+    ids = enc.encode(text)
+    return {
+        "ids": ids,
+        "split-words": [i for word in text.split() for i in enc.encode(word)],
+        "stripped-whitespace": enc.encode(text.strip()),
+        "collapsed-whitespace": enc.encode(" ".join(text.split())),
+        "added-endoftext": [
+            [enc.eot_token, *ids],
+            [*ids, enc.eot_token],
+        ],
+        "eot": enc.eot_token,
+    }
+
+
+def _diagnose(known: dict, text: str, got: list):
     if got == list(text.encode("utf-8")):
         return "utf8-bytes", (
             "those are the text's UTF-8 bytes; BPE merges bytes into tokens, "
@@ -109,24 +129,24 @@ def _diagnose(enc, text: str, got: list):
         return "code-points", (
             "those are Unicode code points (ord), not GPT-2 token ids"
         )
-    if got == [i for word in text.split() for i in enc.encode(word)]:
+    if got == known["split-words"]:
         return "split-words", (
             "encoding word by word drops the spaces: GPT-2 keeps a word's "
             "leading space inside its token (' sky' is 6766), so encode the "
             "whole text at once"
         )
-    if got == enc.encode(text.strip()):
+    if got == known["stripped-whitespace"]:
         return "stripped-whitespace", (
             "leading and trailing whitespace are tokens too: do not strip the text"
         )
-    if got == enc.encode(" ".join(text.split())):
+    if got == known["collapsed-whitespace"]:
         return "collapsed-whitespace", (
             "those are the ids of the text with its whitespace collapsed to "
             "single spaces: tabs, new lines and runs of spaces are tokens of "
             "their own, so encode the text exactly as given"
         )
-    eot = enc.eot_token
-    if got in ([eot, *enc.encode(text)], [*enc.encode(text), eot]):
+    eot = known["eot"]
+    if got in known["added-endoftext"]:
         return "added-endoftext", (
             f"you added the <|endoftext|> token ({eot}): it separates documents "
             "in training data, but encoding a text returns that text's tokens "
@@ -167,14 +187,15 @@ def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
     enc = get_encoding()
     text, hidden = case["text"], case["hidden"]
     name = f"{case['name']}: token ids"
-    expected = enc.encode(text)
+    known = encodings(case)
+    expected = known["ids"]
     read = read_int_list(data.get("result"))
     if problem := _form_problem(name, read, _show(enc, expected), hidden):
         return [problem]
     got = read.values if read.complete else read.values + ["..."]  # cut short
     if got == expected:
         return [CheckResult(name, True, f"{len(got)} ids, all right", hidden=hidden)]
-    diagnosis, hint = _diagnose(enc, text, got)
+    diagnosis, hint = _diagnose(known, text, got)
     first = next(
         (k for k, (a, b) in enumerate(zip(expected, got, strict=False)) if a != b),
         min(len(expected), len(got)),

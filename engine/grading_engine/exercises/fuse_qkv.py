@@ -23,6 +23,7 @@ from grading_engine.checks.tensors import (
     missing_parts,
 )
 from grading_engine.exercises.kit.cases import new_case, seed_cases
+from grading_engine.expected import expectation
 from grading_engine.reference import build_model
 
 SLUG = "fuse-qkv"
@@ -78,67 +79,103 @@ def _same(a, b) -> bool:
     return isinstance(a, torch.Tensor) and a.shape == b.shape and torch.equal(a, b)
 
 
-def _diagnose_weight(got, args) -> tuple[str, str] | None:
-    """Name a wrong layout of the fused weight, if it is a known one."""
+def _weight_slips(args) -> list[tuple[torch.Tensor, str, str]]:
+    """The fused weights of the known wrong layouts, in the order they are
+    tried, with their diagnoses and hints."""
     ws = dict(zip(NAMES, args[0::2], strict=True))
-    if _same(got, torch.cat(list(ws.values()), dim=0).T):
-        return (
+    d = args[0].shape[0]
+    slips = [
+        (
+            torch.cat(list(ws.values()), dim=0).T,
             "conv1d-layout",
             "your weight is the transpose of the answer, (n_embd, 3 * n_embd): "
             "that is the Conv1D layout of OpenAI's and Hugging Face's GPT-2 "
             "checkpoints. nn.Linear stores (out, in), so concatenate the three "
             "(d, d) weights along dim 0 without transposing",
-        )
-    if _same(got, torch.cat(list(ws.values()), dim=1)):
-        return (
+        ),
+        (
+            torch.cat(list(ws.values()), dim=1),
             "cat-wrong-dim",
             "you concatenated along dim 1, the input axis: each weight is "
             "(out, in) = (n_embd, n_embd), and q, k, v are three groups of "
             "OUTPUTS, so torch.cat([w_q, w_k, w_v], dim=0) gives (3 * n_embd, "
             "n_embd)",
-        )
-    if _same(got, torch.cat([w.T for w in ws.values()], dim=0)):
-        return (
+        ),
+        (
+            torch.cat([w.T for w in ws.values()], dim=0),
             "qkv-blocks-transposed",
             "each of your three blocks is its weight transposed (w.T, (in, "
             "out)): the separate weights are already in nn.Linear's (out, in) "
             "orientation, the same as c_attn's rows, so concatenate them as "
             "they are, without .T",
-        )
-    d = args[0].shape[0]
-    if _same(got, torch.stack(list(ws.values()), dim=1).reshape(3 * d, d)):
-        return (
+        ),
+        (
+            torch.stack(list(ws.values()), dim=1).reshape(3 * d, d),
             "interleaved-rows",
             "your rows alternate q, k, v (torch.stack(..., dim=1) then a "
             "reshape): c_attn's output is split into three contiguous blocks, "
             "so the first n_embd rows must all be w_q; use torch.cat(..., dim=0)",
-        )
+        ),
+    ]
     for order in itertools.permutations(NAMES):
-        if order != NAMES and _same(got, torch.cat([ws[n] for n in order], dim=0)):
-            return (
-                "qkv-order",
-                f"your blocks are in the order {', '.join(order)}: GPT-2's "
-                "c_attn output is split as q, k, v (`q, k, v = "
-                "c_attn(x).split(n_embd, dim=2)`), so stack them in that order",
+        if order != NAMES:
+            slips.append(
+                (
+                    torch.cat([ws[n] for n in order], dim=0),
+                    "qkv-order",
+                    f"your blocks are in the order {', '.join(order)}: GPT-2's "
+                    "c_attn output is split as q, k, v (`q, k, v = "
+                    "c_attn(x).split(n_embd, dim=2)`), so stack them in that "
+                    "order",
+                )
             )
-    return None
+    return slips
 
 
-def _diagnose_bias(got, args) -> tuple[str, str] | None:
-    """Name a wrong fused bias, if it is a known one."""
+def _bias_slips(args) -> list[tuple[torch.Tensor, str, str]]:
     b_q, b_k, b_v = args[1::2]
-    if (
-        isinstance(got, torch.Tensor)
-        and got.shape == b_q.shape
-        and got.dtype == b_q.dtype
-        and torch.allclose(got, b_q + b_k + b_v, rtol=1e-5, atol=1e-6)
-    ):
-        return (
+    return [
+        (
+            b_q + b_k + b_v,
             "qkv-bias-summed",
             "your bias is b_q + b_k + b_v, (n_embd,): the fused layer has "
             "3 * n_embd outputs and each needs its own bias, so concatenate "
             "them like the weights, torch.cat([b_q, b_k, b_v])",
         )
+    ]
+
+
+@expectation
+def expected_parts(case: dict) -> tuple[torch.Tensor, torch.Tensor]:
+    """The fused weight and bias (shipped for the visible cases)."""
+    return reference(inputs(case))
+
+
+@expectation
+def known_slips(case: dict) -> dict:
+    """What the known wrong fusions give (shipped for the visible cases)."""
+    args = inputs(case)
+    return {"weight": _weight_slips(args), "bias": _bias_slips(args)}
+
+
+def _diagnose_weight(got, slips) -> tuple[str, str] | None:
+    """Name a wrong layout of the fused weight, if it is a known one."""
+    for value, diagnosis, hint in slips:
+        if _same(got, value):
+            return diagnosis, hint
+    return None
+
+
+def _diagnose_bias(got, slips) -> tuple[str, str] | None:
+    """Name a wrong fused bias, if it is a known one."""
+    for value, diagnosis, hint in slips:
+        if (
+            isinstance(got, torch.Tensor)
+            and got.shape == value.shape
+            and got.dtype == value.dtype
+            and torch.allclose(got, value, rtol=1e-5, atol=1e-6)
+        ):
+            return diagnosis, hint
     return None
 
 
@@ -148,8 +185,7 @@ def check_case(case: dict, data: dict, tensors: dict):
         return raised
     if missing := missing_parts(name, data, 2, NOT_A_PAIR, hidden=hidden):
         return missing
-    args = inputs(case)
-    want_w, want_b = reference(args)
+    want_w, want_b = expected_parts(case)
     results = []
     for key, want, axes in (
         ("weight", want_w, ("3*n_embd", "n_embd")),
@@ -163,7 +199,7 @@ def check_case(case: dict, data: dict, tensors: dict):
             key=key,
             check_inputs=key == "weight",
             axes=axes,
-            sizes={"n_embd": args[0].shape[0]},
+            sizes={"n_embd": want_w.shape[1]},
             rtol=RTOL,
             atol=ATOL,
             what=f"the fused {key}",
@@ -173,7 +209,7 @@ def check_case(case: dict, data: dict, tensors: dict):
         got = tensors.get(key)
         if failed(found) and isinstance(got, torch.Tensor):
             diagnose = _diagnose_weight if key == "weight" else _diagnose_bias
-            if known := diagnose(got, args):
+            if known := diagnose(got, known_slips(case)[key]):
                 diagnosis, message = known
                 results.append(
                     likely_mistake(name, message, diagnosis=diagnosis, hidden=hidden)

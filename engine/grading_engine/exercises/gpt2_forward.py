@@ -15,13 +15,20 @@ import random
 import torch
 from torch.func import functional_call
 
-from grading_engine.checks.divergence import first_divergence, probe_state_dict, stages
+from grading_engine.checks.divergence import (
+    divergence,
+    probe_state_dict,
+    stage_variants,
+    stages,
+)
 from grading_engine.checks.fingerprints import (
     GPT2_FLAWS,
     Variant,
     causal_property,
+    computed,
     fingerprint,
     gpt2_logits,
+    shipped_variants,
 )
 from grading_engine.checks.result import CheckResult
 from grading_engine.checks.tensors import (
@@ -37,6 +44,7 @@ from grading_engine.checks.tensors import (
 from grading_engine.exercises.kit.cases import new_case
 from grading_engine.exercises.kit.models import case_config, draw_width
 from grading_engine.exercises.kit.sky import SKY, SKY_TEXT
+from grading_engine.expected import expectation
 from grading_engine.reference import build_model
 from grading_engine.reference.cache import reference_model
 from grading_engine.reference.tokenizer import get_encoding
@@ -66,7 +74,7 @@ ERRORS = [
 
 
 def preload() -> None:
-    _gpt2_reference_logits()
+    reference_model("gpt2")  # the GPT-2 small case's state dict
     get_encoding()  # the top-5 report decodes tokens
 
 
@@ -158,6 +166,64 @@ def run_case(fn, case: dict):
     return data, tensors
 
 
+def _small(case: dict) -> bool:
+    """A small case: the child also probed it, and its future tokens change."""
+    return case["config"] != "gpt2"
+
+
+@expectation
+def expected_logits(case: dict) -> dict:
+    """The logits and the config's sizes (shipped for the visible cases)."""
+    idx, _, _, _, model = inputs(case)
+    config = model.config
+    if _small(case):
+        with torch.no_grad():
+            logits = model(idx)
+    else:
+        logits = _gpt2_reference_logits()
+    return {
+        "logits": logits,
+        "n_embd": config.n_embd,
+        "block_size": config.block_size,
+    }
+
+
+@expectation(when=_small)
+def known_mistakes(case: dict) -> list:
+    """What the known whole-model mistakes give (shipped likewise)."""
+    idx, sd, n_head, _, _ = inputs(case)
+    return computed(
+        Variant(diagnosis, lambda f=flaws: gpt2_logits(idx, sd, n_head, f))
+        for diagnosis, flaws in GPT2_FLAWS
+    )
+
+
+@expectation(when=_small)
+def stage_references(case: dict) -> dict:
+    """The reference's logits on each probe state dict (shipped likewise)."""
+    idx, sd, _, _, model = inputs(case)
+    n_layer, references = model.config.n_layer, {}
+    for stage in stages(n_layer):
+        probe = probe_state_dict(sd, n_layer, stage)
+        if model.config.tied:  # functional_call re-ties lm_head to wte itself
+            probe = {k: v for k, v in probe.items() if k != "lm_head.weight"}
+        with torch.no_grad():
+            references[stage] = functional_call(model, probe, (idx,))
+    return references
+
+
+def _stages(case: dict) -> list[str]:
+    return stages(case_config(case).n_layer)
+
+
+@expectation(when=_small, keys=_stages)
+def stage_mistakes(case: dict, stage: str) -> list:
+    """What the known mistakes give on one probe (shipped likewise)."""
+    idx, sd, n_head, _, model = inputs(case)
+    probe = probe_state_dict(sd, model.config.n_layer, stage)
+    return computed(stage_variants(probe, idx, n_head))
+
+
 def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
     """The answer's checks, and one for an argument changed in place."""
     changed = input_changes(case["name"], data, hidden=bool(case["hidden"]))
@@ -168,17 +234,11 @@ def _check_answer(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
     hidden, name = bool(case["hidden"]), case["name"]
     if raised := case_error(case, data, ERRORS):
         return raised
-    built = inputs(case)
-    idx, _, _, future, model = built
-    config = model.config
-    if config.vocab_size == 50257:
-        expected = _gpt2_reference_logits()
-    else:
-        with torch.no_grad():
-            expected = model(idx)
+    shipped = expected_logits(case)
+    expected = shipped["logits"]
     got = tensors.get("output")
     extra = ""
-    if config.vocab_size == 50257:
+    if not _small(case):
         extra = top_tokens_report(got, expected, prompt=SKY_TEXT)
     results = compare_tensor(
         name,
@@ -186,7 +246,7 @@ def _check_answer(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
         got,
         expected,
         axes=("batch", "time", "vocab"),
-        sizes={"n_embd": config.n_embd, "block_size": config.block_size},
+        sizes={"n_embd": shipped["n_embd"], "block_size": shipped["block_size"]},
         shape_hints={
             "replaced:vocab->n_embd": (
                 "missing-projection",
@@ -199,10 +259,10 @@ def _check_answer(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
         extra=extra,
         hidden=hidden,
     )
-    if future is None or got is None or got.shape != expected.shape:
+    if not _small(case) or got is None or got.shape != expected.shape:
         return results
     if failed(results):
-        results += _name_the_mistake(name, expected, built, tensors, hidden)
+        results += _name_the_mistake(name, case, expected, tensors, hidden)
     return results + [
         causal_property(
             name,
@@ -217,40 +277,27 @@ def _check_answer(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
     ]
 
 
-def _name_the_mistake(name, expected, built, tensors, hidden):
+def _name_the_mistake(name, case, expected, tensors, hidden):
     """Where the forward first leaves the reference and, when the probes
     name no mistake, the known mistake the whole output matches."""
-    idx, sd, n_head, _, model = built
-    where = _localise(name, idx, sd, n_head, model, tensors, hidden)
+    where = _localise(name, case, tensors, hidden)
     if where.diagnosis:
         return [where]
-    variants = [
-        Variant(diagnosis, lambda f=flaws: gpt2_logits(idx, sd, n_head, f))
-        for diagnosis, flaws in GPT2_FLAWS
-    ]
+    variants = shipped_variants(known_mistakes(case))
     match = fingerprint(
         name, tensors["output"], expected, variants, rtol=RTOL, atol=ATOL, hidden=hidden
     )
     return [where, match] if match else [where]
 
 
-def _localise(name, idx, sd, n_head, model, tensors, hidden) -> CheckResult:
-    n_layer = model.config.n_layer
-    probe_dicts, references, probes = {}, {}, {}
-    for stage in stages(n_layer):
-        probe_dicts[stage] = probe = probe_state_dict(sd, n_layer, stage)
-        if model.config.tied:  # functional_call re-ties lm_head to wte itself
-            probe = {k: v for k, v in probe.items() if k != "lm_head.weight"}
-        with torch.no_grad():
-            references[stage] = functional_call(model, probe, (idx,))
-        probes[stage] = tensors.get(f"probe.{stage}")
-    return first_divergence(
+def _localise(name, case, tensors, hidden) -> CheckResult:
+    references = stage_references(case)
+    probes = {stage: tensors.get(f"probe.{stage}") for stage in references}
+    return divergence(
         name,
         probes,
         references,
-        probe_dicts,
-        idx,
-        n_head,
+        lambda stage: shipped_variants(stage_mistakes(case, stage)),
         rtol=RTOL,
         atol=ATOL,
         hidden=hidden,

@@ -19,6 +19,7 @@ import torch
 
 from grading_engine.checks.result import CheckResult, fail
 from grading_engine.checks.tensors import call_learner, case_error
+from grading_engine.expected import expectation
 from grading_engine.reference import GPT, get_config
 
 SLUG = "gpt2-init"
@@ -94,7 +95,7 @@ def _near(value: float, target: float) -> bool:
     return abs(value - target) <= REL_TOL * target
 
 
-def _c_proj_diagnosis(got: float, n_layer: int):
+def _c_proj_slips(n_layer: int) -> list[tuple[float, str, str]]:
     slips = [
         (
             STD,
@@ -122,9 +123,31 @@ def _c_proj_diagnosis(got: float, n_layer: int):
             "model.config.n_layer (this model has a different depth)",
         ),
     ]
+    return [
+        slip
+        for slip in slips
+        if not (slip[1] == "hard-coded-n-layer" and n_layer == 12)
+    ]
+
+
+@expectation
+def init_targets(case: dict) -> dict:
+    """Each parameter's GPT-2 std (None: a constant), and the stds the usual
+    c_proj slips give (shipped for the visible cases)."""
+    n_layer = case["n_layer"]
+    # Only the names: built on the meta device, with no draw from torch's
+    # global generator, which other grading threads share.
+    with torch.device("meta"):
+        names = sorted(n for n, _ in GPT(config(case)).named_parameters())
+    return {
+        "stds": {name: expected_std(name, n_layer) for name in names},
+        "c_proj_slips": _c_proj_slips(n_layer),
+        "residual": expected_std("c_proj.weight", n_layer),
+    }
+
+
+def _c_proj_diagnosis(got: float, slips: list):
     for target, diagnosis, hint in slips:
-        if diagnosis == "hard-coded-n-layer" and n_layer == 12:
-            continue
         if _near(got, target):
             return diagnosis, hint
     return None
@@ -154,7 +177,7 @@ def _constant_check(name, pname, t, hidden) -> CheckResult | None:
     )
 
 
-def _std_check(name, pname, t, target, n_layer, hidden) -> CheckResult | None:
+def _std_check(name, pname, t, target, slips, hidden) -> CheckResult | None:
     """A weight's std near GPT-2's and its mean near 0; else the init it matches."""
     std, mean = t.std().item(), t.mean().item()
     if _near(std, target) and abs(mean) < 4 * target / math.sqrt(t.numel()) + 1e-4:
@@ -176,7 +199,7 @@ def _std_check(name, pname, t, target, n_layer, hidden) -> CheckResult | None:
             "GPT-2 draws from N(0, 0.02) whatever the width"
         )
     elif pname.endswith("c_proj.weight"):
-        found = _c_proj_diagnosis(std, n_layer)
+        found = _c_proj_diagnosis(std, slips)
         if found:
             diagnosis, hint = found
             message += f": {hint}"
@@ -223,16 +246,16 @@ def _tie_check(name, data, hidden) -> list[CheckResult]:
     ]
 
 
-def _parameter_checks(name, tensors, names, n_layer, hidden) -> list[CheckResult]:
+def _parameter_checks(name, tensors, targets, hidden) -> list[CheckResult]:
     """Every parameter against GPT-2's init, then the shape of the draw."""
     results, bad_std = [], []
-    for pname in sorted(names):
+    slips = targets["c_proj_slips"]
+    for pname, target in sorted(targets["stds"].items()):
         t = tensors[pname].double()
-        target = expected_std(pname, n_layer)
         if target is None:
             found = _constant_check(name, pname, t, hidden)
         else:
-            found = _std_check(name, pname, t, target, n_layer, hidden)
+            found = _std_check(name, pname, t, target, slips, hidden)
             if found:
                 bad_std.append(pname)
         if found:
@@ -246,11 +269,9 @@ def _parameter_checks(name, tensors, names, n_layer, hidden) -> list[CheckResult
 def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
     if raised := case_error(case, data):
         return raised
-    hidden, name, n_layer = bool(case["hidden"]), case["name"], case["n_layer"]
-    # Only the names: built on the meta device, with no draw from torch's
-    # global generator, which other grading threads share.
-    with torch.device("meta"):
-        expected_names = {n for n, _ in GPT(config(case)).named_parameters()}
+    hidden, name = bool(case["hidden"]), case["name"]
+    targets = init_targets(case)
+    expected_names = set(targets["stds"])
     missing = sorted(expected_names - set(tensors))
     if missing:
         return [
@@ -263,10 +284,10 @@ def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
             )
         ]
     results = _tie_check(name, data, hidden)
-    results += _parameter_checks(name, tensors, expected_names, n_layer, hidden)
+    results += _parameter_checks(name, tensors, targets, hidden)
     if results:
         return results
-    residual = expected_std("c_proj.weight", n_layer)
+    residual = targets["residual"]
     return [
         CheckResult(
             f"{name}: initialisation",

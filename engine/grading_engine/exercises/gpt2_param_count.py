@@ -10,6 +10,7 @@ import random
 
 from grading_engine.checks.answers import int_answer
 from grading_engine.checks.result import CheckResult
+from grading_engine.expected import expectation
 from grading_engine.harness.capture import capture_int
 from grading_engine.reference import get_config, gpt2_parameter_count
 
@@ -113,8 +114,17 @@ def _slips(args: dict, tied: bool) -> list[tuple[int, str, str]]:
     ]
 
 
-def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+@expectation
+def expected(case: dict) -> dict:
+    """The answer and its known slips (shipped for the visible cases)."""
     args = case["args"]
     tied = True if case["tied"] is None else case["tied"]
-    expected = gpt2_parameter_count(*(args[key] for key in _SHAPE), tied=tied)
-    return int_answer(case, data, "parameters", expected, _slips(args, tied))
+    return {
+        "value": gpt2_parameter_count(*(args[key] for key in _SHAPE), tied=tied),
+        "slips": _slips(args, tied),
+    }
+
+
+def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+    answer = expected(case)
+    return int_answer(case, data, "parameters", answer["value"], answer["slips"])

@@ -15,7 +15,7 @@ import torch
 
 from grading_engine.checks import heads
 from grading_engine.checks.answers import tensor_answer
-from grading_engine.checks.fingerprints import Variant
+from grading_engine.checks.fingerprints import Variant, computed, shipped_variants
 from grading_engine.checks.result import CheckResult, likely_mistake
 from grading_engine.checks.tensors import (
     capture_parts,
@@ -24,6 +24,7 @@ from grading_engine.checks.tensors import (
     missing_parts,
 )
 from grading_engine.exercises.kit.cases import new_case, normal, size_cases
+from grading_engine.expected import expectation
 
 SLUG = "kv-cache-step"
 ENTRY_POINT = "attend_with_cache"
@@ -133,13 +134,39 @@ def run_case(fn, case: dict):
     return capture_parts(fn, inputs(case), OUTPUTS)
 
 
-def _cache_mistake(name, key, got, args, hidden) -> list[CheckResult]:
-    """The new entries put in front of the cache instead of after it."""
+def _swapped(args, key: str) -> torch.Tensor | None:
+    """The cache with the new entries in front, None for an empty cache
+    (both orders are then the same)."""
     _, k_new, v_new, k_cache, v_cache = args
     new, old = (k_new, k_cache) if key == "k_all" else (v_new, v_cache)
     if not old.shape[2]:
+        return None
+    return torch.cat([new, old], dim=2)
+
+
+@expectation
+def expected_outputs(case: dict) -> dict:
+    """y, k_all and v_all (shipped for the visible cases)."""
+    return dict(zip(OUTPUTS, reference(inputs(case)), strict=True))
+
+
+@expectation
+def known_mistakes(case: dict) -> dict:
+    """What the known mistakes give: y's, and each cache's in the wrong
+    order (shipped for the visible cases)."""
+    args = inputs(case)
+    expected = dict(zip(OUTPUTS, reference(args), strict=True))
+    return {
+        "y": computed(_variants(args, expected)),
+        "swapped": {key: _swapped(args, key) for key in OUTPUTS[1:]},
+    }
+
+
+def _cache_mistake(name, key, got, case, hidden) -> list[CheckResult]:
+    """The new entries put in front of the cache instead of after it."""
+    swapped = known_mistakes(case)["swapped"][key]
+    if swapped is None:
         return []  # an empty cache: both orders are the same
-    swapped = torch.cat([new, old], dim=2)
     if got.shape == swapped.shape and torch.equal(got, swapped):
         return [
             likely_mistake(
@@ -207,8 +234,7 @@ def check_case(case: dict, data: dict, tensors: dict):
         return raised
     if missing := missing_parts(name, data, 3, NOT_A_TRIPLE, hidden=hidden):
         return missing
-    args = inputs(case)
-    expected = dict(zip(OUTPUTS, reference(args), strict=True))
+    expected = expected_outputs(case)
     results = []
     for key in OUTPUTS:
         found = tensor_answer(
@@ -218,7 +244,9 @@ def check_case(case: dict, data: dict, tensors: dict):
             expected[key],
             key=key,
             check_inputs=key == OUTPUTS[0],
-            variants=_variants(args, expected) if key == "y" else (),
+            variants=(lambda: shipped_variants(known_mistakes(case)["y"]))
+            if key == "y"
+            else (),
             axes=("batch", "n_head", "time", "head_size"),
             sizes={"t_past": case["past"], "t_new": case["new"]},
             rtol=RTOL,
@@ -229,5 +257,5 @@ def check_case(case: dict, data: dict, tensors: dict):
         results += found
         got = tensors.get(key)
         if key != "y" and failed(found) and isinstance(got, torch.Tensor):
-            results += _cache_mistake(name, key, got, args, hidden)
+            results += _cache_mistake(name, key, got, case, hidden)
     return results

@@ -13,6 +13,7 @@ import random
 
 from grading_engine.checks.answers import int_answer
 from grading_engine.checks.result import CheckResult
+from grading_engine.expected import expectation
 from grading_engine.harness.capture import capture_int
 
 SLUG = "llama-param-count"
@@ -151,6 +152,13 @@ def _slips(config: dict) -> list[tuple[int, str, str]]:
     ]
 
 
-def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+@expectation
+def expected(case: dict) -> dict:
+    """The answer and its known slips (shipped for the visible cases)."""
     config = case["config"]
-    return int_answer(case, data, "parameters", reference(config), _slips(config))
+    return {"value": reference(config), "slips": _slips(config)}
+
+
+def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+    answer = expected(case)
+    return int_answer(case, data, "parameters", answer["value"], answer["slips"])

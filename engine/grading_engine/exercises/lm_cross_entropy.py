@@ -16,11 +16,12 @@ import random
 import torch
 
 from grading_engine.checks.answers import finite_answer, not_reduced, tensor_answer
-from grading_engine.checks.fingerprints import Variant
+from grading_engine.checks.fingerprints import Variant, computed, shipped_variants
 from grading_engine.checks.tensors import case_error, run_and_capture
 from grading_engine.exercises.kit.cases import new_case
 from grading_engine.exercises.kit.logits import draw_logits_cases, random_logits
 from grading_engine.exercises.kit.sky import gpt2_head, sky_hidden_state
+from grading_engine.expected import expectation
 
 SLUG = "lm-cross-entropy"
 ENTRY_POINT = "lm_cross_entropy"
@@ -161,18 +162,29 @@ def _variants(logits: torch.Tensor, targets: torch.Tensor) -> list[Variant]:
     ]
 
 
+@expectation
+def expected_output(case: dict) -> torch.Tensor:
+    """The right loss (shipped for the visible cases)."""
+    return reference(*inputs(case)).float()
+
+
+@expectation
+def known_mistakes(case: dict) -> list:
+    """What the known mistakes give (shipped for the visible cases)."""
+    return computed(_variants(*inputs(case)))
+
+
 def check_case(case: dict, data: dict, tensors: dict):
     hidden, name = bool(case["hidden"]), case["name"]
     if raised := case_error(case, data, ERRORS):
         return raised
-    logits, targets = inputs(case)
-    expected = reference(logits, targets).float()
+    expected = expected_output(case)
     results = tensor_answer(
         name,
         data,
         tensors,
         expected,
-        variants=lambda: _variants(logits, targets),
+        variants=lambda: shipped_variants(known_mistakes(case)),
         when=finite_answer,  # else check_finite already named unstable-log-softmax
         axes=(),
         sizes={},

@@ -13,10 +13,11 @@ import random
 import torch
 
 from grading_engine.checks.answers import tensor_answer
-from grading_engine.checks.fingerprints import Variant
+from grading_engine.checks.fingerprints import Variant, computed, shipped_variants
 from grading_engine.checks.tensors import case_error, run_and_capture, top_tokens_report
 from grading_engine.exercises.kit.cases import normal
 from grading_engine.exercises.kit.sky import SKY_TEXT, gpt2_head, sky_hidden_state
+from grading_engine.expected import expectation
 from grading_engine.reference.tokenizer import get_encoding
 
 SLUG = "lm-head-logits"
@@ -114,11 +115,25 @@ def _variants(x, weight, expected) -> list[Variant]:
     ]
 
 
+@expectation
+def expected_output(case: dict) -> dict:
+    """The right logits and n_embd (shipped for the visible cases)."""
+    x, weight = inputs(case)
+    return {"output": x @ weight.T, "n_embd": weight.shape[1]}
+
+
+@expectation
+def known_mistakes(case: dict) -> list:
+    """What the known mistakes give (shipped for the visible cases)."""
+    x, weight = inputs(case)
+    return computed(_variants(x, weight, x @ weight.T))
+
+
 def check_case(case: dict, data: dict, tensors: dict):
     if raised := case_error(case, data, ERRORS):
         return raised
-    x, weight = inputs(case)
-    expected = x @ weight.T
+    shipped = expected_output(case)
+    expected = shipped["output"]
     extra = ""
     if case.get("gpt2"):
         extra = top_tokens_report(tensors.get("output"), expected, prompt=SKY_TEXT)
@@ -127,9 +142,9 @@ def check_case(case: dict, data: dict, tensors: dict):
         data,
         tensors,
         expected,
-        variants=_variants(x, weight, expected),
+        variants=lambda: shipped_variants(known_mistakes(case)),
         axes=("batch", "time", "vocab"),
-        sizes={"n_embd": weight.shape[1]},
+        sizes={"n_embd": shipped["n_embd"]},
         shape_hints={
             "replaced:vocab->n_embd": (
                 "missing-projection",

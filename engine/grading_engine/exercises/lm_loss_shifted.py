@@ -18,11 +18,12 @@ import random
 import torch
 
 from grading_engine.checks.answers import not_reduced, tensor_answer
-from grading_engine.checks.fingerprints import Variant
+from grading_engine.checks.fingerprints import Variant, computed, shipped_variants
 from grading_engine.checks.result import CheckResult
 from grading_engine.checks.tensors import case_error, run_and_capture
 from grading_engine.exercises.kit.cases import new_case
 from grading_engine.exercises.kit.logits import draw_logits_cases, random_logits
+from grading_engine.expected import expectation
 from grading_engine.reference.cache import reference_model
 
 SLUG = "lm-loss-shifted"
@@ -184,18 +185,29 @@ def _variants(logits: torch.Tensor, idx: torch.Tensor) -> list[Variant]:
     ]
 
 
+@expectation
+def expected_output(case: dict) -> torch.Tensor:
+    """The right loss (shipped for the visible cases)."""
+    return reference(*inputs(case)).float()
+
+
+@expectation
+def known_mistakes(case: dict) -> list:
+    """What the known mistakes give (shipped for the visible cases)."""
+    return computed(_variants(*inputs(case)))
+
+
 def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
     hidden, name = bool(case["hidden"]), case["name"]
     if raised := case_error(case, data, ERRORS):
         return raised
-    logits, idx = inputs(case)
-    expected = reference(logits, idx).float()
+    expected = expected_output(case)
     results = tensor_answer(
         name,
         data,
         tensors,
         expected,
-        variants=_variants(logits, idx),
+        variants=lambda: shipped_variants(known_mistakes(case)),
         when=torch.Tensor.is_floating_point,
         axes=(),
         sizes={},

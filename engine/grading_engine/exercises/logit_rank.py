@@ -16,6 +16,7 @@ from grading_engine.checks.result import CheckResult
 from grading_engine.checks.tensors import call_learner, case_error, input_changes
 from grading_engine.checks.values import exact_int
 from grading_engine.exercises.kit.sky import gpt2_head, sky_hidden_state
+from grading_engine.expected import expectation
 from grading_engine.harness.capture import capture_int
 
 SLUG = "logit-rank"
@@ -195,19 +196,33 @@ def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
     return changed + _check_answer(case, data, tensors)
 
 
-def _check_answer(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
-    if raised := case_error(case, data, _ERRORS):
-        return raised
+@expectation
+def ranks(case: dict) -> dict:
+    """The token's rank and the bands of the known mistakes (shipped for the
+    visible cases)."""
     x, weight, token = inputs(case)
     logits = weight @ x
     expected = rank_of(logits, token)
-    what = f"rank of token {token} among {logits.numel():,} logits"
+    return {
+        "token": token,
+        "logits": logits.numel(),
+        "rank": expected,
+        "bands": _bands(logits, weight, token, expected),
+    }
+
+
+def _check_answer(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+    if raised := case_error(case, data, _ERRORS):
+        return raised
+    known = ranks(case)
+    expected = known["rank"]
+    what = f"rank of token {known['token']} among {known['logits']:,} logits"
     return [
         exact_int(
             f"{case['name']}: {what}",
             data.get("rank"),
             expected,
             hidden=bool(case["hidden"]),
-            diagnose=_in_band(_bands(logits, weight, token, expected), expected),
+            diagnose=_in_band(known["bands"], expected),
         )
     ]

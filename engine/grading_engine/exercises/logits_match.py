@@ -21,6 +21,7 @@ import torch
 from grading_engine.checks.fingerprints import distinct_match
 from grading_engine.checks.result import CheckResult, fail, likely_mistake
 from grading_engine.checks.tensors import call_learner, case_error, input_changes
+from grading_engine.expected import expectation
 from grading_engine.harness.capture import as_items, plain_float, plain_int, type_name
 from grading_engine.reference.cache import reference_model
 
@@ -177,13 +178,13 @@ def _plain_bool(item):
     return {"bad_type": type_name(item)}
 
 
-def _key_check(name, key, got, want, ours, theirs, hidden) -> CheckResult:
+def _key_check(name, key, got, want, case, hidden) -> CheckResult:
     """One entry of the report against the reference's."""
     check = f"{name}: {key}"
     if isinstance(got, dict):
         return fail(check, f"{key} has type {got.get('bad_type', '?')}", hidden=hidden)
     if key == "worst" and isinstance(got, list) and got != want[key]:
-        ok = _is_a_worst(got, ours, theirs, want["max_abs"])
+        ok = _is_a_worst(got, *inputs(case), want["max_abs"])
     elif key in ("max_abs", "top1_agree"):
         ok = isinstance(got, float) and abs(got - want[key]) <= 1e-5 * max(
             1.0, abs(want[key])
@@ -214,17 +215,40 @@ def _check_answer(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
                 hidden=hidden,
             )
         ]
-    ours, theirs = inputs(case)
-    want = reference(ours, theirs, case["atol"])
-    results = [
-        _key_check(name, key, data.get(key), want, ours, theirs, hidden) for key in KEYS
-    ]
+    want = report(case)
+    results = [_key_check(name, key, data.get(key), want, case, hidden) for key in KEYS]
     if all(r.passed for r in results):
         return results
-    if diagnosis := _diagnose(ours, theirs, data, want, case["atol"]):
+    if diagnosis := _diagnose(known_numbers(case), data, want, case["atol"]):
         slug, message = diagnosis
         results.append(likely_mistake(name, message, diagnosis=slug, hidden=hidden))
     return results
+
+
+@expectation
+def report(case: dict) -> dict:
+    """The right report (shipped for the visible cases)."""
+    ours, theirs = inputs(case)
+    return reference(ours, theirs, case["atol"])
+
+
+@expectation
+def known_numbers(case: dict) -> dict:
+    """The numbers the known mistakes report (shipped for the visible cases)."""
+    ours, theirs = inputs(case)
+    signed = ours.double() - theirs.double()
+    p = torch.softmax(ours.double(), -1) - torch.softmax(theirs.double(), -1)
+    same = (ours.argmax(-1) == theirs.argmax(-1)).double()
+    return {
+        "signed_max": [signed.max().item(), (-signed).max().item()],
+        "probabilities": p.abs().max().item(),
+        "mean": signed.abs().mean().item(),
+        "agree_count": same.sum().item(),
+        "agree_fraction": same.mean().item(),
+        "positions": same.numel(),
+        "wrong_axis": (ours.argmax(1) == theirs.argmax(1)).double().mean().item(),
+        "allclose": torch.allclose(ours, theirs, atol=case["atol"]),
+    }
 
 
 def _is_a_worst(index: list, ours, theirs, max_abs: float) -> bool:
@@ -245,7 +269,7 @@ def _matches(got: float, wrong: float, right: float) -> bool:
     )
 
 
-def _diagnose_match(ours, theirs, atol, data, want):
+def _diagnose_match(known, atol, data, want):
     """A wrong `match` at the tolerance's boundary, when max_abs itself is
     right (a wrong max_abs explains a wrong match, and is named below)."""
     got, got_max = data.get("match"), data.get("max_abs")
@@ -262,7 +286,7 @@ def _diagnose_match(ours, theirs, atol, data, want):
             "match: within atol means max_abs <= atol (the boundary "
             "included), not max_abs < atol",
         )
-    close = torch.allclose(ours, theirs, atol=atol)  # default rtol=1e-5
+    close = known["allclose"]  # default rtol=1e-5
     if got is True and close:
         return (
             "allclose-rtol",
@@ -274,22 +298,20 @@ def _diagnose_match(ours, theirs, atol, data, want):
     return None
 
 
-def _diagnose(ours, theirs, data, want, atol=None):
-    if atol is not None and (found := _diagnose_match(ours, theirs, atol, data, want)):
+def _diagnose(known, data, want, atol=None):
+    if atol is not None and (found := _diagnose_match(known, atol, data, want)):
         return found
     got_max = data.get("max_abs")
     if isinstance(got_max, float):
-        signed = ours.double() - theirs.double()
-        for direction in (signed, -signed):
-            if _matches(got_max, direction.max().item(), want["max_abs"]):
+        for signed_max in known["signed_max"]:
+            if _matches(got_max, signed_max, want["max_abs"]):
                 return (
                     "missing-abs",
                     "your max_abs is the largest SIGNED difference: a logit "
                     "that is too low by more than any other is too high never "
                     "shows. Take the absolute value first, (ours - theirs).abs()",
                 )
-        p = torch.softmax(ours.double(), -1) - torch.softmax(theirs.double(), -1)
-        if _matches(got_max, p.abs().max().item(), want["max_abs"]):
+        if _matches(got_max, known["probabilities"], want["max_abs"]):
             return (
                 "compared-probabilities",
                 "your max_abs is measured on probabilities: softmax hides a "
@@ -297,8 +319,7 @@ def _diagnose(ours, theirs, data, want, atol=None):
                 "difference among small probabilities). A port must match "
                 "the LOGITS, so compare them directly",
             )
-        mean = (ours.double() - theirs.double()).abs().mean().item()
-        if _matches(got_max, mean, want["max_abs"]):
+        if _matches(got_max, known["mean"], want["max_abs"]):
             return (
                 "mean-not-max",
                 "your max_abs is the MEAN absolute difference: one wrong "
@@ -307,18 +328,15 @@ def _diagnose(ours, theirs, data, want, atol=None):
             )
     agree = data.get("top1_agree")
     if isinstance(agree, float):
-        same = (ours.argmax(-1) == theirs.argmax(-1)).double()
-        if same.sum().item() != same.mean().item() and _matches(
-            agree, same.sum().item(), want["top1_agree"]
-        ):
+        count, fraction = known["agree_count"], known["agree_fraction"]
+        if count != fraction and _matches(agree, count, want["top1_agree"]):
             return (
                 "count-not-fraction",
                 f"your top1_agree is the NUMBER of agreeing positions "
-                f"({agree:g} of {same.numel()}): report the fraction, the "
+                f"({agree:g} of {known['positions']}): report the fraction, the "
                 "mean over the b * t positions (a number in [0, 1])",
             )
-        wrong_axis = (ours.argmax(1) == theirs.argmax(1)).double().mean().item()
-        if _matches(agree, wrong_axis, want["top1_agree"]):
+        if _matches(agree, known["wrong_axis"], want["top1_agree"]):
             return (
                 "argmax-wrong-axis",
                 "your top-1 agreement takes the argmax over the time axis: "

@@ -13,9 +13,10 @@ import random
 import torch
 
 from grading_engine.checks.answers import tensor_answer, wrong_shape_mistake
-from grading_engine.checks.fingerprints import Variant
+from grading_engine.checks.fingerprints import Variant, computed, shipped_variants
 from grading_engine.checks.tensors import case_error, run_and_capture
 from grading_engine.exercises.kit.cases import new_case, normal, seed_cases
+from grading_engine.expected import expectation
 
 SLUG = "merge-heads"
 ENTRY_POINT = "merge_heads"
@@ -123,6 +124,23 @@ def _other_shapes(y: torch.Tensor) -> list[Variant]:
     ]
 
 
+@expectation
+def expected_output(case: dict) -> torch.Tensor:
+    """The right output (shipped for the visible cases)."""
+    return reference(inputs(case))
+
+
+@expectation
+def known_mistakes(case: dict) -> dict:
+    """What the known mistakes give, of the right shape and of others
+    (shipped for the visible cases)."""
+    y = inputs(case)
+    return {
+        "same_shape": computed(_variants(y)),
+        "other_shapes": computed(_other_shapes(y)),
+    }
+
+
 def check_case(case: dict, data: dict, tensors: dict):
     if raised := case_error(case, data, ERRORS):
         return raised
@@ -132,7 +150,7 @@ def check_case(case: dict, data: dict, tensors: dict):
         case["name"],
         tensors.get("output"),
         (b, t, nh * hs),
-        _other_shapes(y),
+        shipped_variants(known_mistakes(case)["other_shapes"]),
         hidden=bool(case["hidden"]),
         rtol=1e-5,
         atol=1e-6,
@@ -142,8 +160,8 @@ def check_case(case: dict, data: dict, tensors: dict):
             case["name"],
             data,
             tensors,
-            reference(y),
-            variants=_variants(y),
+            expected_output(case),
+            variants=lambda: shipped_variants(known_mistakes(case)["same_shape"]),
             axes=("batch", "time", "n_embd"),
             sizes={"n_head": case["nh"], "head_size": case["hs"]},
             rtol=RTOL,

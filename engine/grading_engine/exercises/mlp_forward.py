@@ -16,8 +16,9 @@ import torch
 from torch.nn import functional as F
 
 from grading_engine.checks.answers import tensor_answer
-from grading_engine.checks.fingerprints import Variant
+from grading_engine.checks.fingerprints import Variant, computed, shipped_variants
 from grading_engine.checks.tensors import case_error, run_and_capture
+from grading_engine.expected import expectation
 from grading_engine.reference.cache import reference_model
 
 SLUG = "mlp-forward"
@@ -167,19 +168,30 @@ def _variants(args: list[torch.Tensor]) -> list[Variant]:
     return variants
 
 
+@expectation
+def expected_output(case: dict) -> torch.Tensor:
+    """The right output (shipped for the visible cases)."""
+    with torch.no_grad():
+        return mlp(*inputs(case))
+
+
+@expectation
+def known_mistakes(case: dict) -> list:
+    """What the known mistakes give (shipped for the visible cases)."""
+    return computed(_variants(inputs(case)))
+
+
 def check_case(case: dict, data: dict, tensors: dict):
     if raised := case_error(case, data, ERRORS):
         return raised
-    args = inputs(case)
-    d = args[0].shape[-1]
-    with torch.no_grad():
-        expected = mlp(*args)
+    expected = expected_output(case)
+    d = expected.shape[-1]
     return tensor_answer(
         case["name"],
         data,
         tensors,
         expected,
-        variants=_variants(args),
+        variants=lambda: shipped_variants(known_mistakes(case)),
         axes=("batch", "time", "n_embd"),
         sizes={"4*n_embd": 4 * d},
         shape_hints={

@@ -14,6 +14,7 @@ import torch
 from grading_engine.checks.int_lists import read_int_list, unreadable
 from grading_engine.checks.result import CheckResult, fail
 from grading_engine.checks.tensors import input_changes
+from grading_engine.expected import expectation
 from grading_engine.harness.capture import capture_int_list
 from grading_engine.reference.cache import reference_model
 
@@ -106,8 +107,9 @@ def _top(scores: torch.Tensor, k: int, exclude: int | None) -> list[int]:
     return scores.topk(k).indices.tolist()
 
 
-def _diagnose(W, token, k, got):
-    known = [
+def _known(W, token, k) -> list:
+    """The top k of each known mistake, with its diagnosis and hint."""
+    return [
         (
             _top(_scores(W, token, "dot"), k, token),
             "ranked-by-dot-product",
@@ -143,13 +145,36 @@ def _diagnose(W, token, k, got):
             "dot product of the normalised rows",
         ),
     ]
-    expected = _top(_scores(W, token, "cosine"), k, token)
+
+
+@expectation
+def neighbours(case: dict) -> dict:
+    """The cosines and the top k (shipped for the visible cases)."""
+    W, token, k = table(case), case["token"], case["k"]
+    scores = _scores(W, token, "cosine")
+    return {
+        "scores": scores,
+        "expected": _top(scores, k, token),
+        "rows": W.shape[0],
+        "with_query": _top(scores, k, None),
+    }
+
+
+@expectation
+def known_mistakes(case: dict) -> list:
+    """The top k of each known mistake (shipped for the visible cases)."""
+    return _known(table(case), case["token"], case["k"])
+
+
+def _diagnose(shipped: dict, case: dict, got):
+    token, k = case["token"], case["k"]
+    known, expected = known_mistakes(case), shipped["expected"]
     for value, diagnosis, hint in known:
         if value == got and value != expected:
             return diagnosis, hint
     if token in got:
         return known[1][1], known[1][2]
-    with_query = _top(_scores(W, token, "cosine"), k, None)
+    with_query = shipped["with_query"]
     if token in with_query and got == [i for i in with_query if i != token]:
         return "excluded-after-topk", (
             f"you took the top k = {k} and then removed token {token}, which "
@@ -210,9 +235,9 @@ def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
 def _check_answer(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
     hidden = bool(case["hidden"])
     name = f"{case['name']}: neighbours"
-    W, token, k = table(case), case["token"], case["k"]
-    scores = _scores(W, token, "cosine")
-    expected = _top(scores, k, token)
+    token, k = case["token"], case["k"]
+    shipped = neighbours(case)
+    scores, expected = shipped["scores"], shipped["expected"]
     read = read_int_list(data.get("result"))
     if problem := _form_problem(name, read, k, expected, hidden):
         return [problem]
@@ -220,9 +245,9 @@ def _check_answer(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
     if _is_nearest(got, scores, expected, token, k):
         message = f"the {k} nearest rows, most similar first"
         return [CheckResult(name, True, message, hidden=hidden)]
-    rows = W.shape[0]
+    rows = shipped["rows"]
     in_range = all(0 <= g < rows for g in got)
-    diagnosis, hint = _diagnose(W, token, k, got) if in_range else (None, "")
+    diagnosis, hint = _diagnose(shipped, case, got) if in_range else (None, "")
     message = f"expected {expected}, got {got[:20]}"
     if len(got) != k:
         message += f" ({len(got)} ids instead of k = {k})"

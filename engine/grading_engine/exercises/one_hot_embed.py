@@ -19,6 +19,7 @@ from grading_engine.checks.answers import tensor_answer
 from grading_engine.checks.result import CheckResult, fail
 from grading_engine.checks.tensors import check_no_error, failed, run_and_capture
 from grading_engine.exercises.kit.sky import SKY, gpt2_tables
+from grading_engine.expected import expectation
 from grading_engine.reference.cache import reference_model
 
 SLUG = "one-hot-embed"
@@ -123,18 +124,27 @@ def _explain_error(name: str, error: dict, vocab: int, hidden: bool) -> CheckRes
     )
 
 
+@expectation
+def expected_output(case: dict) -> dict:
+    """The right output and the vocabulary's size (shipped for the visible
+    cases)."""
+    idx, weight = inputs(case)
+    return {"output": weight[idx], "vocab_size": weight.shape[0]}
+
+
 def check_case(case: dict, data: dict, tensors: dict):
     hidden, name = bool(case["hidden"]), case["name"]
-    idx, weight = inputs(case)
+    shipped = expected_output(case)
+    expected, vocab = shipped["output"], shipped["vocab_size"]
     if data.get("error"):
-        return [_explain_error(name, data["error"], weight.shape[0], hidden)]
+        return [_explain_error(name, data["error"], vocab, hidden)]
     results = tensor_answer(
         name,
         data,
         tensors,
-        weight[idx],
+        expected,
         axes=("batch", "time", "n_embd"),
-        sizes={"vocab_size": weight.shape[0]},
+        sizes={"vocab_size": vocab},
         shape_hints={
             "replaced:n_embd->vocab_size": (
                 "missing-matmul",
@@ -148,7 +158,7 @@ def check_case(case: dict, data: dict, tensors: dict):
         hidden=hidden,
     )
     got = tensors.get("output")
-    if failed(results) and got is not None and got.dtype != weight.dtype:
+    if failed(results) and got is not None and got.dtype != expected.dtype:
         # A hard-coded .float() is this exercise's dtype mistake: name it so.
         results = [
             replace(r, diagnosis="one-hot-dtype") if r.diagnosis == "wrong-dtype" else r

@@ -16,6 +16,7 @@ import torch
 
 from grading_engine.checks.result import CheckResult, fail
 from grading_engine.checks.tensors import MODEL_CHANGE_KINDS, call_learner, case_error
+from grading_engine.expected import expectation
 from grading_engine.harness.capture import capture_int, type_name
 from grading_engine.reference import build_model, get_config
 
@@ -100,6 +101,7 @@ def run_case(fn, case: dict):
 # -- parent -------------------------------------------------------------------
 
 
+@expectation
 def expected_table(case: dict) -> torch.Tensor:
     old = build_model(case["config"], seed=case["seed"]).transformer.wte.weight
     old = old.detach()
@@ -132,9 +134,8 @@ def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
     hidden, name = bool(case["hidden"]), case["name"]
     V_old = get_config(case["config"]).vocab_size
     V_new, d = case["new_vocab"], case["n_embd"]
-    table = _table_check(
-        name, data, tensors.get("wte"), expected_table(case), V_old, hidden
-    )
+    expected = expected_table(case)
+    table = _table_check(name, data, tensors.get("wte"), expected, V_old, hidden)
     return [
         _tie_check(name, data, V_old, V_new, d, hidden),
         table,

@@ -19,6 +19,7 @@ import torch
 
 from grading_engine.checks.result import CheckResult, fail
 from grading_engine.checks.tensors import call_learner, capture_tensor, case_error
+from grading_engine.expected import expectation
 from grading_engine.reference import build_model, get_config
 
 SLUG = "scale-residual-init"
@@ -102,8 +103,8 @@ def run_case(fn, case: dict):
     return data, tensors
 
 
-def _diagnose_std(ratio: float, n_layer: int):
-    """Name the formula a projection's std ratio (got / target) points at."""
+def _known_ratios(n_layer: int) -> list[tuple[float, str, str]]:
+    """The std ratios (got / target) of the usual slips, with their hints."""
     target = 1 / math.sqrt(2 * n_layer)
     known = [
         (
@@ -134,6 +135,22 @@ def _diagnose_std(ratio: float, n_layer: int):
                 f"{n_layer} blocks)",
             )
         )
+    return known
+
+
+@expectation
+def targets(case: dict) -> dict:
+    """The projections' target std and the ratios of the usual slips
+    (shipped for the visible cases)."""
+    n_layer = case["n_layer"]
+    return {
+        "std": BASE_STD / math.sqrt(2 * n_layer),
+        "known": _known_ratios(n_layer),
+    }
+
+
+def _diagnose_std(ratio: float, known: list):
+    """Name the formula a projection's std ratio (got / target) points at."""
     for value, diagnosis, hint in known:
         if abs(ratio / value - 1) < REL_TOL:
             return diagnosis, hint
@@ -208,9 +225,10 @@ def _missed_kind(bad) -> tuple[str | None, str | None]:
     return None, None
 
 
-def _projection_check(name, before, tensors, n_layer, hidden) -> CheckResult:
+def _projection_check(name, before, tensors, case, hidden) -> CheckResult:
     """The residual projections: std near the target, mean near zero."""
-    target = BASE_STD / math.sqrt(2 * n_layer)
+    n_layer, shipped = case["n_layer"], targets(case)
+    target = shipped["std"]
     bad = _off_target(before, tensors, target)
     check = f"{name}: residual projections"
     if not bad:
@@ -224,7 +242,7 @@ def _projection_check(name, before, tensors, n_layer, hidden) -> CheckResult:
     key, ratio, what = bad[0]
     diagnosis, hint = (None, None)
     if ratio is not None:
-        diagnosis, hint = _diagnose_std(ratio, n_layer)
+        diagnosis, hint = _diagnose_std(ratio, shipped["known"])
     missed = _missed_kind(bad)
     if missed[0]:
         diagnosis, hint = missed
@@ -295,6 +313,6 @@ def check_case(case: dict, data: dict, tensors: dict):
     name, hidden = case["name"], bool(case["hidden"])
     before = dict(naive_model(case).named_parameters())
     return [
-        _projection_check(name, before, tensors, case["n_layer"], hidden),
+        _projection_check(name, before, tensors, case, hidden),
         _others_check(name, before, tensors, hidden),
     ]

@@ -13,10 +13,11 @@ import random
 import torch
 
 from grading_engine.checks.answers import tensor_answer
-from grading_engine.checks.fingerprints import Variant
+from grading_engine.checks.fingerprints import Variant, computed, shipped_variants
 from grading_engine.checks.heads import attend
 from grading_engine.checks.tensors import case_error, run_and_capture
 from grading_engine.exercises.kit.cases import normal
+from grading_engine.expected import expectation
 
 SLUG = "scaled-dot-product"
 ENTRY_POINT = "scaled_dot_product"
@@ -168,16 +169,27 @@ def _variants(q, k, v) -> list[Variant]:
     ]
 
 
+@expectation
+def expected_output(case: dict) -> torch.Tensor:
+    """The right output (shipped for the visible cases)."""
+    return attend(*inputs(case)).float()
+
+
+@expectation
+def known_mistakes(case: dict) -> list:
+    """What the known mistakes give (shipped for the visible cases)."""
+    return computed(_variants(*inputs(case)))
+
+
 def check_case(case: dict, data: dict, tensors: dict):
     if raised := case_error(case, data, ERRORS):
         return raised
-    q, k, v = inputs(case)
     return tensor_answer(
         case["name"],
         data,
         tensors,
-        attend(q, k, v).float(),
-        variants=_variants(q, k, v),
+        expected_output(case),
+        variants=lambda: shipped_variants(known_mistakes(case)),
         axes=("batch", "n_head", "t_q", "d_v"),
         sizes={"t_k": case["tk"], "d_k": case["dk"], "n_head": case["lead"][1]},
         shape_hints={

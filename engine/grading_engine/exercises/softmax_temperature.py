@@ -12,9 +12,10 @@ import random
 import torch
 
 from grading_engine.checks.answers import finite_answer, tensor_answer
-from grading_engine.checks.fingerprints import Variant
+from grading_engine.checks.fingerprints import Variant, computed, shipped_variants
 from grading_engine.checks.tensors import case_error, run_and_capture
 from grading_engine.exercises.kit.cases import normal, seed_cases
+from grading_engine.expected import expectation
 
 SLUG = "softmax-temperature"
 ENTRY_POINT = "next_token_probs"
@@ -159,17 +160,34 @@ _ERRORS = [
 ]
 
 
+def _temperature(case: dict) -> float:
+    return 1.0 if case["temperature"] is None else case["temperature"]
+
+
+@expectation
+def expected_output(case: dict) -> torch.Tensor:
+    """The right output (shipped for the visible cases)."""
+    logits = inputs(case)
+    return torch.softmax(logits.double() / _temperature(case), dim=-1).float()
+
+
+@expectation
+def known_mistakes(case: dict) -> list:
+    """What the known mistakes give (shipped for the visible cases)."""
+    return computed(_variants(inputs(case), _temperature(case)))
+
+
 def check_case(case: dict, data: dict, tensors: dict):
     if raised := case_error(case, data, _ERRORS):
         return raised
     logits = inputs(case)
-    temperature = 1.0 if case["temperature"] is None else case["temperature"]
+    temperature = _temperature(case)
     return tensor_answer(
         case["name"],
         data,
         tensors,
-        torch.softmax(logits.double() / temperature, dim=-1).float(),
-        variants=_variants(logits, temperature),
+        expected_output(case),
+        variants=lambda: shipped_variants(known_mistakes(case)),
         when=finite_answer,  # else check_finite already named unstable-softmax
         axes=AXES[logits.dim()],
         sizes={},

@@ -13,9 +13,10 @@ import random
 import torch
 
 from grading_engine.checks.answers import tensor_answer, wrong_shape_mistake
-from grading_engine.checks.fingerprints import Variant
+from grading_engine.checks.fingerprints import Variant, computed, shipped_variants
 from grading_engine.checks.tensors import case_error, run_and_capture
 from grading_engine.exercises.kit.cases import new_case, normal, seed_cases
+from grading_engine.expected import expectation
 
 SLUG = "split-heads"
 ENTRY_POINT = "split_heads"
@@ -120,6 +121,23 @@ def _other_shapes(x: torch.Tensor, nh: int) -> list[Variant]:
     ]
 
 
+@expectation
+def expected_output(case: dict) -> torch.Tensor:
+    """The right output (shipped for the visible cases)."""
+    return reference(inputs(case), case["nh"]).contiguous()
+
+
+@expectation
+def known_mistakes(case: dict) -> dict:
+    """What the known mistakes give, of the right shape and of others
+    (shipped for the visible cases)."""
+    x, nh = inputs(case), case["nh"]
+    return {
+        "same_shape": computed(_variants(x, nh)),
+        "other_shapes": computed(_other_shapes(x, nh)),
+    }
+
+
 def check_case(case: dict, data: dict, tensors: dict):
     if raised := case_error(case, data):
         return raised
@@ -129,7 +147,7 @@ def check_case(case: dict, data: dict, tensors: dict):
         case["name"],
         tensors.get("output"),
         (b, nh, t, c // nh),
-        _other_shapes(x, nh),
+        shipped_variants(known_mistakes(case)["other_shapes"]),
         hidden=bool(case["hidden"]),
     )
     return (
@@ -137,8 +155,8 @@ def check_case(case: dict, data: dict, tensors: dict):
             case["name"],
             data,
             tensors,
-            reference(x, nh).contiguous(),
-            variants=_variants(x, nh),
+            expected_output(case),
+            variants=lambda: shipped_variants(known_mistakes(case)["same_shape"]),
             axes=("batch", "n_head", "time", "head_size"),
             sizes={"n_embd": x.shape[-1]},
             shape_hints={

@@ -15,9 +15,10 @@ import torch
 from torch.nn import functional as F
 
 from grading_engine.checks.answers import tensor_answer
-from grading_engine.checks.fingerprints import Variant
+from grading_engine.checks.fingerprints import Variant, computed, shipped_variants
 from grading_engine.checks.result import CheckResult
 from grading_engine.checks.tensors import capture_parts, case_error, missing_parts
+from grading_engine.expected import expectation
 from grading_engine.reference import build_model, get_config
 
 SLUG = "split-tied-grad"
@@ -90,6 +91,21 @@ def reference_parts(case: dict) -> tuple[torch.Tensor, ...]:
     )
 
 
+_WHAT = {"embedding_part": "the embedding part", "head_part": "the head part"}
+
+
+@expectation
+def expected_parts(case: dict) -> tuple[torch.Tensor, torch.Tensor]:
+    """The two gradient parts (shipped for the visible cases)."""
+    return reference_parts(case)[:2]
+
+
+@expectation(keys=lambda case: list(PARTS))
+def known_mistakes(case: dict, key: str) -> list:
+    """What the known mistakes give for one part (shipped likewise)."""
+    return computed(_variants(key, _WHAT[key], reference_parts(case), case))
+
+
 def _variants(key, what, parts, case) -> list[Variant]:
     """Known wrong answers for one of the two parts."""
     emb, head, h, p = parts
@@ -145,12 +161,10 @@ def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
         return raised
     if missing := missing_parts(f"{name}: a pair", data, 2, NOT_A_PAIR, hidden=hidden):
         return missing
-    parts = reference_parts(case)
+    parts = expected_parts(case)
     results: list[CheckResult] = []
-    for key, expected, what in (
-        ("embedding_part", parts[0], "the embedding part"),
-        ("head_part", parts[1], "the head part"),
-    ):
+    for key, expected in zip(PARTS, parts, strict=True):
+        what = _WHAT[key]
         results += tensor_answer(
             f"{name}: {what}",
             data,
@@ -158,7 +172,7 @@ def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
             expected,
             key=key,
             check_inputs=key == "embedding_part",
-            variants=lambda key=key, what=what: _variants(key, what, parts, case),
+            variants=lambda key=key: shipped_variants(known_mistakes(case, key)),
             mistake_name=name,
             axes=("vocab", "n_embd"),
             sizes={},

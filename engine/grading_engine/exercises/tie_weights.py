@@ -19,6 +19,7 @@ from torch.nn import functional as F
 from grading_engine.checks.result import CheckResult, fail
 from grading_engine.checks.tensors import MODEL_CHANGE_KINDS
 from grading_engine.checks.values import exact_int, tied_gradient, tied_identity
+from grading_engine.expected import expectation
 from grading_engine.harness.capture import capture_int, type_name
 from grading_engine.reference import build_model, get_config, gpt2_parameter_count
 from grading_engine.reference.cache import model_to_change, reference_model
@@ -138,14 +139,33 @@ def run_case(fn, case: dict):
 # -- parent -------------------------------------------------------------------
 
 
-def _structure_checks(case: dict, data: dict) -> list[CheckResult]:
+def _structure(case: dict) -> bool:
+    return case["kind"] == "structure"
+
+
+def _gradient(case: dict) -> bool:
+    return case["kind"] == "gradient"
+
+
+@expectation(when=_structure)
+def structure_counts(case: dict) -> dict:
+    """The head's size and the model's distinct parameters, tied and untied
+    (shipped for the visible cases)."""
     config = get_config(case["config"])
+    shape = (config.vocab_size, config.block_size, config.n_embd, config.n_layer)
+    return {
+        "head_numel": config.vocab_size * config.n_embd,
+        "tied_total": gpt2_parameter_count(*shape, tied=True),
+        "untied_total": gpt2_parameter_count(*shape, tied=False),
+    }
+
+
+def _structure_checks(case: dict, data: dict) -> list[CheckResult]:
     hidden = case["hidden"]
     name = case["name"]
-    head_numel = config.vocab_size * config.n_embd
-    shape = (config.vocab_size, config.block_size, config.n_embd, config.n_layer)
-    tied_total = gpt2_parameter_count(*shape, tied=True)
-    untied_total = gpt2_parameter_count(*shape, tied=False)
+    counts = structure_counts(case)
+    head_numel = counts["head_numel"]
+    tied_total, untied_total = counts["tied_total"], counts["untied_total"]
 
     def why(got: int):
         if got == untied_total:
@@ -223,18 +243,33 @@ def _gradient_parts(case: dict, values: torch.Tensor) -> tuple[torch.Tensor, ...
     return model.transformer.wte.weight.grad, model.lm_head.weight.grad
 
 
+@expectation(when=_gradient)
+def weights_before(case: dict) -> dict:
+    """The untied model's two weights before the call (shipped for the
+    visible cases)."""
+    model = build_model(case["config"], tied=False, seed=case["seed"])
+    return {
+        "wte": model.transformer.wte.weight.detach(),
+        "head": model.lm_head.weight.detach(),
+    }
+
+
+@expectation(when=_gradient, keys=lambda case: ["wte", "head"])
+def gradient_parts(case: dict, start: str) -> tuple[torch.Tensor, ...]:
+    """The two gradient parts when the tie keeps `start`'s values."""
+    return _gradient_parts(case, weights_before(case)[start])
+
+
 def _gradient_checks(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
     name, hidden = case["name"], case["hidden"]
-    config = get_config(case["config"])
+    before = weights_before(case)
+    original_wte, original_head = before["wte"], before["head"]
     identity = tied_identity(
         f"{name}: one shared weight",
         data,
-        head_numel=config.vocab_size * config.n_embd,
+        head_numel=original_wte.numel(),
         hidden=hidden,
     )
-    reference = build_model(case["config"], tied=False, seed=case["seed"])
-    original_wte = reference.transformer.wte.weight.detach()
-    original_head = reference.lm_head.weight.detach()
     replaced = _head_module_check(name, data, hidden)
     if replaced is not None:
         return [identity, replaced]
@@ -252,9 +287,9 @@ def _gradient_checks(case: dict, data: dict, tensors: dict) -> list[CheckResult]
     # Either direction is a valid tie: the shared values are wte's or head's.
     values = None
     if isinstance(wte, torch.Tensor) and wte.shape == original_wte.shape:
-        for candidate in (original_wte, original_head):
+        for start, candidate in (("wte", original_wte), ("head", original_head)):
             if torch.equal(wte, candidate):
-                values = candidate
+                values = start
     if values is None:
         return [
             identity,
@@ -268,7 +303,7 @@ def _gradient_checks(case: dict, data: dict, tensors: dict) -> list[CheckResult]
                 hidden=hidden,
             ),
         ]
-    embedding_part, head_part = _gradient_parts(case, values)
+    embedding_part, head_part = gradient_parts(case, values)
     gradient = tied_gradient(
         f"{name}: gradient of the shared weight",
         got_wte_grad=tensors.get("wte_grad"),

@@ -33,6 +33,7 @@ from grading_engine.checks.tensors import (
     input_changes,
     run_and_capture,
 )
+from grading_engine.expected import expectation
 
 SLUG = "top-p-filter"
 ENTRY_POINT = "top_p_filter"
@@ -303,8 +304,24 @@ def _wrong_values(got, logits, probs, expected_keep) -> tuple[str, str] | None:
     return None
 
 
-def _wrong_set(got, logits, p, expected_keep, kept) -> tuple[str, str] | None:
+@expectation
+def nucleus(case: dict) -> torch.Tensor:
+    """True where top-p keeps the token (shipped for the visible cases)."""
+    return keep_mask(*inputs(case))
+
+
+@expectation
+def off_by_one_nuclei(case: dict) -> dict:
+    """The kept sets of the off-by-ones at p (shipped for the visible cases)."""
+    logits, p = inputs(case)
+    return {
+        rule: keep_mask(logits, p, rule=rule) for rule in RULES if rule != "reference"
+    }
+
+
+def _wrong_set(got, case, expected_keep, kept) -> tuple[str, str] | None:
     """An off-by-one at p, no top token, an output left sorted, or top-k."""
+    logits, p = inputs(case)
     finite = torch.isfinite(logits)
     if bool(((kept & finite).sum(-1) == 0).any()):
         return (
@@ -313,8 +330,9 @@ def _wrong_set(got, logits, p, expected_keep, kept) -> tuple[str, str] | None:
             "NaN: the most probable token is always kept, even when its "
             "probability alone exceeds p (a tiny p keeps exactly the top token)",
         )
+    off_by_one = off_by_one_nuclei(case)
     for rule in ("drops-crossing", "drops-at-p"):
-        if same_nucleus(kept, keep_mask(logits, p, rule=rule), logits):
+        if same_nucleus(kept, off_by_one[rule], logits):
             return (
                 "nucleus-off-by-one",
                 f"p={p:g}: at the boundary you keep one token too few: you drop "
@@ -323,7 +341,7 @@ def _wrong_set(got, logits, p, expected_keep, kept) -> tuple[str, str] | None:
                 "the probability of the tokens ranked above it is still below p "
                 "(cumsum - prob < p)",
             )
-    if same_nucleus(kept, keep_mask(logits, p, rule="keeps-past-p"), logits):
+    if same_nucleus(kept, off_by_one["keeps-past-p"], logits):
         return (
             "nucleus-past-boundary",
             f"p={p:g}: at the boundary you keep one token too many: when the "
@@ -358,11 +376,12 @@ def _wrong_set(got, logits, p, expected_keep, kept) -> tuple[str, str] | None:
     return None
 
 
-def _diagnose(name, got, logits, p, expected_keep, removed, hidden):
+def _diagnose(name, got, case, expected_keep, removed, hidden):
     """Name the mistake behind a wrong kept set or wrong kept values."""
+    logits, _ = inputs(case)
     probs = torch.softmax(logits.double(), -1)
     found = _wrong_values(got, logits, probs, expected_keep) or _wrong_set(
-        got, logits, p, expected_keep, ~removed
+        got, case, expected_keep, ~removed
     )
     if found is None:
         return None
@@ -444,12 +463,12 @@ def _check_answer(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
     results = _form_checks(name, data, got, logits, hidden)
     if failed(results):
         return results
-    expected_keep = keep_mask(logits, p)
+    expected_keep = nucleus(case)
     removed = (got == float("-inf")) | (got <= torch.finfo(torch.float32).min / 2)
     kept = ~removed & torch.isfinite(logits)
     results.append(_kept_set_check(name, kept, expected_keep, p, logits, hidden))
     if not results[-1].passed:
-        mistake = _diagnose(name, got, logits, p, expected_keep, removed, hidden)
+        mistake = _diagnose(name, got, case, expected_keep, removed, hidden)
         return results + ([mistake] if mistake else [])
     if torch.allclose(got[kept], logits[kept], rtol=0, atol=VALUE_TOL):
         results.append(
@@ -461,7 +480,7 @@ def _check_answer(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
             )
         )
         return results
-    mistake = _diagnose(name, got, logits, p, expected_keep, removed, hidden)
+    mistake = _diagnose(name, got, case, expected_keep, removed, hidden)
     results.append(
         fail(
             f"{name}: kept values",

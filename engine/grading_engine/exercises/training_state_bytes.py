@@ -11,6 +11,7 @@ import random
 
 from grading_engine.checks.answers import int_answer
 from grading_engine.checks.result import CheckResult
+from grading_engine.expected import expectation
 from grading_engine.harness.capture import capture_int
 
 SLUG = "training-state-bytes"
@@ -112,8 +113,16 @@ def _slips(n: int, optimizer: str, mixed: bool) -> list[tuple[int, str, str]]:
     return slips
 
 
-def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+@expectation
+def expected(case: dict) -> dict:
+    """The answer and its known slips (shipped for the visible cases)."""
     n, optimizer, mixed = case["args"]
-    return int_answer(
-        case, data, "bytes", reference(n, optimizer, mixed), _slips(n, optimizer, mixed)
-    )
+    return {
+        "value": reference(n, optimizer, mixed),
+        "slips": _slips(n, optimizer, mixed),
+    }
+
+
+def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+    answer = expected(case)
+    return int_answer(case, data, "bytes", answer["value"], answer["slips"])

@@ -13,6 +13,7 @@ from functools import partial
 from grading_engine.checks.result import CheckResult, fail
 from grading_engine.checks.values import exact_int
 from grading_engine.exercises.kit.args import args_case, call_with_args
+from grading_engine.expected import expectation
 from grading_engine.harness.capture import as_items, capture_int, safe_repr, type_name
 
 SLUG = "vocab-padding"
@@ -150,8 +151,15 @@ def _slips(args: dict) -> list[tuple[tuple, str, str]]:
     ]
 
 
+@expectation
+def answer(case: dict) -> dict:
+    """The three values and the known slips (shipped for the visible cases)."""
+    args = case["args"]
+    return {"value": reference(**args), "slips": _slips(args)}
+
+
 def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
-    args, hidden = case["args"], bool(case["hidden"])
+    hidden = bool(case["hidden"])
     parts = data.get("parts")
     if not isinstance(parts, list) or len(parts) != 3:
         shown = str(data.get("repr", "?"))[:200]
@@ -167,9 +175,10 @@ def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
                 hidden=hidden,
             )
         ]
-    expected = reference(**args)
+    shipped = answer(case)
+    expected = shipped["value"]
     got = tuple(p.get("value") if isinstance(p, dict) else None for p in parts)
-    slip = next((s for s in _slips(args) if s[0] == got and s[0] != expected), None)
+    slip = next((s for s in shipped["slips"] if s[0] == got and s[0] != expected), None)
 
     def diagnose(index):
         def inner(value):

@@ -17,6 +17,7 @@ import random
 
 from grading_engine.checks.floats import capture_float, float_close
 from grading_engine.checks.result import CheckResult
+from grading_engine.expected import expectation
 
 SLUG = "warmup-cosine-lr"
 ENTRY_POINT = "get_lr"
@@ -152,19 +153,27 @@ def _slips(it: int, peak, min_lr, warmup, decay) -> list[tuple[float, str, str]]
     ]
 
 
+@expectation
+def expected(case: dict) -> list[tuple[float, list]]:
+    """Each step's rate and its known slips (shipped for the visible cases)."""
+    args = case["args"]
+    return [(reference(it, **args), _slips(it, **args)) for it in case["steps"]]
+
+
 def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
-    args, steps = case["args"], case["steps"]
+    steps = case["steps"]
     rates = data.get("rates")
     if not isinstance(rates, list) or len(rates) != len(steps):
         rates = [{} for _ in steps]
     results = []
-    for it, captured in zip(steps, rates, strict=True):
+    answers = expected(case)
+    for it, captured, (rate, slips) in zip(steps, rates, answers, strict=True):
         results.append(
             float_close(
                 f"{case['name']}: step {it:,}",
                 captured if isinstance(captured, dict) else {},
-                reference(it, **args),
-                _slips(it, **args),
+                rate,
+                slips,
                 rel_tol=REL_TOL,
                 spec=".4e",
                 float_hint="return the learning rate as a float",

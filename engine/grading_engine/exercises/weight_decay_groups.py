@@ -17,6 +17,7 @@ import torch.nn as nn
 
 from grading_engine.checks.result import CheckResult, fail, likely_mistake
 from grading_engine.checks.tensors import call_learner, case_error
+from grading_engine.expected import expectation
 from grading_engine.harness.capture import type_name
 from grading_engine.reference import build_model
 
@@ -196,7 +197,22 @@ def _read_groups(name, data, hidden) -> tuple[dict | None, list[CheckResult]]:
     return groups, []
 
 
-def _each_once(name, model, got_decay, got_no, all_names, hidden) -> list[CheckResult]:
+@expectation
+def groups_of(case: dict) -> dict:
+    """The two groups and the facts the diagnoses read (shipped for the
+    visible cases)."""
+    model = build(case)
+    decay, no_decay = reference(model)
+    return {
+        "decay": sorted(decay),
+        "no_decay": sorted(no_decay),
+        "aliases": sorted(_tied_aliases(model)),
+        "tied_names": sorted(_tied_names(model)),
+        "kinds": _kinds(model),
+    }
+
+
+def _each_once(name, known, got_decay, got_no, all_names, hidden) -> list[CheckResult]:
     """Every parameter in exactly one group, under its own name."""
     results = []
     twice = [n for n in set(got_decay) & set(got_no)]
@@ -204,7 +220,7 @@ def _each_once(name, model, got_decay, got_no, all_names, hidden) -> list[CheckR
         n for n in got_no if got_no.count(n) > 1
     }
     unknown = (set(got_decay) | set(got_no)) - all_names
-    shared_alias = _tied_aliases(model)
+    shared_alias = set(known["aliases"])
     if unknown & shared_alias or twice or dupes:
         counted = sorted((unknown & shared_alias) | set(twice) | dupes)
         results.append(
@@ -246,10 +262,10 @@ def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
     groups, problems = _read_groups(name, data, hidden)
     if problems:
         return problems
-    model = build(case)
-    decay, no_decay = reference(model)
+    known = groups_of(case)
+    decay, no_decay = set(known["decay"]), set(known["no_decay"])
     got_decay, got_no = groups["decay"], groups["no_decay"]
-    results = _each_once(name, model, got_decay, got_no, decay | no_decay, hidden)
+    results = _each_once(name, known, got_decay, got_no, decay | no_decay, hidden)
     wrongly_decayed = set(got_decay) & no_decay
     wrongly_spared = set(got_no) & decay
     if decay != no_decay and set(got_decay) == no_decay and set(got_no) == decay:
@@ -265,7 +281,7 @@ def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
         ]
     if wrongly_decayed or wrongly_spared:
         return results + [
-            _diagnose(name, model, wrongly_decayed, wrongly_spared, hidden)
+            _diagnose(name, known, wrongly_decayed, wrongly_spared, hidden)
         ]
     if results:
         return results
@@ -371,8 +387,8 @@ def _rule(decayed_kinds: set, wrongly_decayed, wrongly_spared) -> tuple[str, str
     return OTHER
 
 
-def _diagnose(name, model, wrongly_decayed, wrongly_spared, hidden) -> CheckResult:
-    kinds = _kinds(model)
+def _diagnose(name, known, wrongly_decayed, wrongly_spared, hidden) -> CheckResult:
+    kinds = known["kinds"]
     decayed_kinds = {kinds.get(n, "?") for n in wrongly_decayed}
     detail = ""
     if wrongly_decayed:
@@ -380,7 +396,7 @@ def _diagnose(name, model, wrongly_decayed, wrongly_spared, hidden) -> CheckResu
     if wrongly_spared:
         detail += f"not decayed but should be: {_show(wrongly_spared)}. "
     diagnosis, message = _rule(decayed_kinds, wrongly_decayed, wrongly_spared)
-    if diagnosis == EMBEDDINGS[0] and wrongly_decayed <= _tied_names(model):
+    if diagnosis == EMBEDDINGS[0] and wrongly_decayed <= set(known["tied_names"]):
         message = (
             "You decayed the tied head's weight: it is the embedding table "
             "itself (nn.Embedding and nn.Linear share it), so it counts as an "

@@ -22,6 +22,10 @@ import symtable
 
 # What grading_engine.harness.child uses of an exercise module.
 EXERCISE_ROOTS = ("run_case", "preload", "SLUG", "ENTRY_POINT", "SIGNATURE")
+# The decorator of a server-computed value (grading_engine.expected).
+EXPECTATION = "expectation"
+_EMPTY = None  # the symbol table of a cut-out body: it uses nothing
+_STUB_DOC = "Computed by the server: the learner edition reads its shipped values."
 PRUNED_PACKAGES = ("exercises", "checks")
 KEPT_WHOLE = ("__init__.py", "base.py")
 
@@ -53,25 +57,41 @@ def _names(*nodes) -> set[str]:
     }
 
 
-def _globals_of(table: symtable.SymbolTable) -> set[str]:
+def _globals_of(table: symtable.SymbolTable | None) -> set[str]:
     """Module-level names a function or class body (nested ones too) uses."""
+    if table is None:
+        return set()
     names = {s.get_name() for s in table.get_symbols() if s.is_global()}
     for child in table.get_children():
         names |= _globals_of(child)
     return names
 
 
-def _used(stmt: ast.stmt, scopes: dict) -> set[str]:
+def is_expectation_def(stmt: ast.stmt) -> bool:
+    """A def decorated `@expectation` (grading_engine.expected)."""
+    if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    for decorator in stmt.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if isinstance(target, ast.Name) and target.id == EXPECTATION:
+            return True
+    return False
+
+
+def _used(stmt: ast.stmt, scopes: dict, *, stubs: bool = False) -> set[str]:
     """Module-level names a statement needs when it runs or is called.
 
     A def's body is resolved with `symtable`, so a local that shares a
     module-level name (`mlp = model.mlp` next to `def mlp`) does not pull
     that name in; what runs at definition (decorators, defaults,
-    annotations, bases) is taken whole.
+    annotations, bases) is taken whole. With `stubs`, an expectation's body
+    counts for nothing: it is cut out (see `_stub`).
     """
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         table = scopes.get((stmt.name, stmt.lineno))
-        if table is None:
+        if stubs and is_expectation_def(stmt):
+            table = _EMPTY
+        elif table is None:
             return _names(stmt)  # not found: keep everything it names
         if isinstance(stmt, ast.ClassDef):
             evaluated = _names(*stmt.decorator_list, *stmt.bases, *stmt.keywords)
@@ -102,8 +122,29 @@ def _always_kept(stmt: ast.stmt) -> bool:
     return not _bound(stmt)
 
 
-def prune(source: str, roots: set[str], filename: str = "<staged>") -> ast.Module:
-    """The statements of `source` that `roots` reach, imports narrowed."""
+def _stub(stmt: ast.FunctionDef) -> ast.FunctionDef:
+    """An expectation with its body cut out: the decorator returns shipped
+    values before the body would run; called outside a bundle, it raises."""
+    message = f"{stmt.name} is computed by the course server only"
+    body = [
+        ast.Expr(ast.Constant(_STUB_DOC)),
+        ast.Raise(
+            ast.Call(ast.Name("LookupError", ast.Load()), [ast.Constant(message)], []),
+            None,
+        ),
+    ]
+    stub = type(stmt)(**{**vars(stmt), "body": body})
+    return ast.copy_location(stub, stmt)
+
+
+def prune(
+    source: str, roots: set[str], filename: str = "<staged>", *, stubs: bool = False
+) -> ast.Module:
+    """The statements of `source` that `roots` reach, imports narrowed.
+
+    With `stubs`, each `@expectation` def that is reached keeps its name,
+    signature and decorator, but not its body, nor what only its body used.
+    """
     tree = ast.parse(source, filename=filename)
     scopes = {
         (table.get_name(), table.get_lineno()): table
@@ -118,7 +159,7 @@ def prune(source: str, roots: set[str], filename: str = "<staged>") -> ast.Modul
     todo = set(roots)
     for stmt in body:
         if _always_kept(stmt):
-            todo |= _used(stmt, scopes)
+            todo |= _used(stmt, scopes, stubs=stubs)
     while todo:
         name = todo.pop()
         if name in needed:
@@ -127,7 +168,7 @@ def prune(source: str, roots: set[str], filename: str = "<staged>") -> ast.Modul
         for index in binders.get(name, ()):
             stmt = body[index]
             if not isinstance(stmt, (ast.Import, ast.ImportFrom)):
-                todo |= _used(stmt, scopes) - needed
+                todo |= _used(stmt, scopes, stubs=stubs) - needed
     kept = []
     for stmt in body:
         if _always_kept(stmt):
@@ -140,29 +181,41 @@ def prune(source: str, roots: set[str], filename: str = "<staged>") -> ast.Modul
                 narrowed = type(stmt)(**{**vars(stmt), "names": names})
                 kept.append(ast.copy_location(narrowed, stmt))
         elif _bound(stmt) & needed:
-            kept.append(stmt)
+            kept.append(_stub(stmt) if stubs and is_expectation_def(stmt) else stmt)
     return ast.Module(body=kept, type_ignores=[])
 
 
 def _imports_from(tree: ast.Module, package: str) -> list[tuple[str, set[str]]]:
-    """(module, names) for every `from grading_engine.<package>.<module> import ...`."""
+    """(module, names) for every `from grading_engine.<package>.<module> import ...`
+    (or deeper: `exercises.kit.cases`), inside functions too (grading.py
+    imports shared_checks where it judges)."""
     found = []
-    for stmt in tree.body:
+    for stmt in ast.walk(tree):
         if isinstance(stmt, ast.ImportFrom) and stmt.module and stmt.level == 0:
             parts = stmt.module.split(".")
-            if len(parts) == 3 and parts[0] == "grading_engine" and parts[1] == package:
-                found.append((f"{package}/{parts[2]}.py", {a.name for a in stmt.names}))
+            if len(parts) >= 3 and parts[0] == "grading_engine" and parts[1] == package:
+                module = "/".join(parts[1:]) + ".py"
+                found.append((module, {a.name for a in stmt.names}))
     return found
 
 
-def prune_stage(package_dir: str, *, skip: tuple[str, ...] = ()) -> list[str]:
+def prune_stage(
+    package_dir: str,
+    *,
+    skip: tuple[str, ...] = (),
+    exercise_roots: tuple[str, ...] = EXERCISE_ROOTS,
+    stubs: bool = False,
+    subpackages: tuple[str, ...] = (),
+) -> list[str]:
     """Prune the staged `grading_engine` package in place; returns the pruned files.
 
-    Roots: an exercise's entry points, plus every name another staged module
-    (pruned or whole) imports from a pruned one, until nothing changes.
+    Roots: an exercise's entry points (`exercise_roots`), plus every name
+    another staged module (pruned or whole) imports from a pruned one, until
+    nothing changes. `stubs`: see `prune` (the learner edition's judge side).
+    `subpackages` (e.g. "exercises/kit") are pruned too, not kept whole.
     """
     trees: dict[str, str] = {}  # relative path -> source
-    for package in PRUNED_PACKAGES:
+    for package in (*PRUNED_PACKAGES, *subpackages):
         directory = os.path.join(package_dir, package)
         for name in sorted(os.listdir(directory)):
             relative = f"{package}/{name}"
@@ -170,7 +223,7 @@ def prune_stage(package_dir: str, *, skip: tuple[str, ...] = ()) -> list[str]:
                 with open(os.path.join(package_dir, relative)) as f:
                     trees[relative] = f.read()
     roots = {
-        relative: set(EXERCISE_ROOTS) if relative.startswith("exercises/") else set()
+        relative: set(exercise_roots) if relative.startswith("exercises/") else set()
         for relative in trees
     }
     whole = []  # staged modules kept as they are (not the skipped ones) import too
@@ -190,7 +243,7 @@ def prune_stage(package_dir: str, *, skip: tuple[str, ...] = ()) -> list[str]:
     while changed:
         changed = False
         for relative, source in trees.items():
-            pruned[relative] = prune(source, roots[relative], relative)
+            pruned[relative] = prune(source, roots[relative], relative, stubs=stubs)
             for package in PRUNED_PACKAGES:
                 for module, names in _imports_from(pruned[relative], package):
                     if module in roots and not names <= roots[module]:

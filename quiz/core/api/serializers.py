@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from quiz.core.api.scopes import SCOPES
+
 
 class TokenRequestSerializer(serializers.Serializer):
     username = serializers.CharField(max_length=150)
@@ -15,6 +17,16 @@ class TokenRequestSerializer(serializers.Serializer):
         help_text="Which client this token is for, e.g. 'course on my-laptop' "
         "(listed at GET /api/v1/auth/tokens/).",
     )
+    scopes = serializers.ListField(
+        child=serializers.ChoiceField(choices=SCOPES),
+        required=False,
+        allow_empty=False,
+        max_length=len(SCOPES),
+        help_text="What the token may do, one or more of: learn (your "
+        "exercises, submissions, quizzes, progress), teach (instructors: "
+        "cohorts, assignments, quizzes, results, regrades), manage-tokens "
+        '(list and revoke your tokens). Default: ["learn"].',
+    )
 
 
 class TokenResponseSerializer(serializers.Serializer):
@@ -22,6 +34,7 @@ class TokenResponseSerializer(serializers.Serializer):
     expires_at = serializers.DateTimeField()
     id = serializers.IntegerField(help_text="For DELETE /api/v1/auth/tokens/{id}/.")
     name = serializers.CharField()
+    scopes = serializers.ListField(child=serializers.CharField())
 
 
 class TokenListSerializer(serializers.Serializer):
@@ -33,6 +46,9 @@ class TokenListSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
     last_used_at = serializers.DateTimeField(allow_null=True)
     expires_at = serializers.DateTimeField()
+    scopes = serializers.ListField(
+        child=serializers.CharField(), help_text="What the token may do."
+    )
     current = serializers.BooleanField(
         help_text="Whether this request authenticated with this token."
     )

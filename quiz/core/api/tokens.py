@@ -2,17 +2,20 @@
 
 Each POST /api/v1/auth/token/ issues a new token under the name the client
 gives (`course login --name`), so logging out one machine (DELETE on that
-URL) leaves the others logged in; GET /api/v1/auth/tokens/ and the account
-page list them and revoke any one. Only a SHA-256 of each key is stored. A
-token older than the TTL is refused and deleted. A password change (any path
-that saves the user: set_password + save, the admin, the password views)
-deletes every token of the user, so a stolen token dies with the old password.
+URL) leaves the others logged in; GET /api/v1/auth/tokens/ (a session or a
+manage-tokens token) and the account page list them and revoke any one. Each
+token holds the scopes it was issued with (quiz.core.api.scopes). Only a
+SHA-256 of each key is stored. A token older than the TTL is refused and
+deleted. A password change (any path that saves the user: set_password +
+save, the admin, the password views) deletes every token of the user, so a
+stolen token dies with the old password.
 """
 
 from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -20,6 +23,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from quiz.core.api.scopes import scopes_clean
 from quiz.core.models import ApiToken
 
 DEFAULT_NAME = "API token"
@@ -47,8 +51,12 @@ def key_hash(key: str) -> str:
 
 
 @transaction.atomic
-def token_issue(*, user, name: str = "") -> tuple[ApiToken, str]:
-    """A new token for one client; returns it with its key (shown once)."""
+def token_issue(
+    *, user, name: str = "", scopes: Iterable[str] | None = None
+) -> tuple[ApiToken, str]:
+    """A new token for one client, allowed `scopes` (quiz.core.api.scopes;
+    None: the default, `learn`); returns it with its key (shown once)."""
+    scopes = scopes_clean(scopes)
     live = ApiToken.objects.filter(user=user)
     live.filter(created_at__lte=timezone.now() - token_ttl()).delete()
     stale = live.order_by(
@@ -61,6 +69,7 @@ def token_issue(*, user, name: str = "") -> tuple[ApiToken, str]:
         name=name.strip() or DEFAULT_NAME,
         prefix=key[:8],
         key_hash=key_hash(key),
+        scopes=scopes,
     )
     return token, key
 

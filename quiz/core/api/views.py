@@ -15,6 +15,7 @@ from quiz.core.api import serializers as s
 from quiz.core.api import tokens
 from quiz.core.api.auth import ExpiringTokenAuthentication
 from quiz.core.api.base import ApiView
+from quiz.core.api.scopes import ANY_TOKEN, MANAGE_TOKENS
 from quiz.core.models import ApiToken
 
 
@@ -31,8 +32,12 @@ class LoginLockedOut(APIException):
 
 class TokenView(ApiView):
     """POST: a new token for a username and password, for one client (throttled
-    by django-axes). DELETE: revoke the token the request authenticates with
-    (that client's alone)."""
+    by django-axes), with the scopes asked for (`learn` if none). DELETE:
+    revoke the token the request authenticates with (that client's alone),
+    whatever its scopes."""
+
+    # POST takes no token (a password); any token may log itself out.
+    token_scopes = {"POST": ANY_TOKEN, "DELETE": ANY_TOKEN}
 
     def _revoking(self) -> bool:
         # The schema generator asks before it sets a request: show the token.
@@ -75,7 +80,9 @@ class TokenView(ApiView):
             )
         login_guard.login_succeeded(request, user)
         token, key = tokens.token_issue(
-            user=user, name=data.validated_data.get("name", "")
+            user=user,
+            name=data.validated_data.get("name", ""),
+            scopes=data.validated_data.get("scopes"),
         )
         return Response(
             {
@@ -83,6 +90,7 @@ class TokenView(ApiView):
                 "expires_at": tokens.token_expires_at(token),
                 "id": token.pk,
                 "name": token.name,
+                "scopes": token.scopes,
             }
         )
 
@@ -107,6 +115,7 @@ def _token_row(token, *, current) -> dict:
         "created_at": token.created_at,
         "last_used_at": token.last_used_at,
         "expires_at": tokens.token_expires_at(token),
+        "scopes": token.scopes,
         "current": current is not None and token.pk == current.pk,
     }
 
@@ -116,7 +125,10 @@ def _current_token(request):
 
 
 class TokenListView(ApiView):
-    """The signed-in user's tokens, one per client (token or session auth)."""
+    """The signed-in user's tokens, one per client (a session, or a token
+    with the manage-tokens scope)."""
+
+    token_scopes = MANAGE_TOKENS
 
     @extend_schema(
         responses=s.TokenListSerializer(many=True),
@@ -132,6 +144,10 @@ class TokenListView(ApiView):
 
 
 class TokenDetailView(ApiView):
+    """Revoke one token (a session, or a token with the manage-tokens scope)."""
+
+    token_scopes = MANAGE_TOKENS
+
     @extend_schema(
         request=None,
         responses={

@@ -20,7 +20,7 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
 from quiz.core.api.negotiation import FormatFirstNegotiation
-from quiz.core.params import id_in_range
+from quiz.core.params import BadNumber, whole_number
 from quiz.teaching import selectors as sel
 from quiz.teaching.access import COHORT_API_ERRORS, CohortApiView
 from quiz.teaching.assignments import gradebook, services
@@ -188,13 +188,20 @@ def _specs(items: list[dict]) -> list[services.ItemSpec]:
 
 
 def _learner(value: str):
+    """The user `value` names: an id (ASCII digits, at most a bigint: int()
+    refuses 4,301 digits) or a username; a 400 naming `learner` if none."""
     users = get_user_model().objects
     learner = None
-    if value.isascii() and value.isdigit() and id_in_range(int(value)):
-        learner = users.filter(pk=int(value)).first()
+    try:
+        pk = whole_number(value)
+    except BadNumber:
+        pk = None
+    if pk is not None:
+        learner = users.filter(pk=pk).first()
     learner = learner or users.filter(username=value).first()
     if learner is None:
-        raise ValidationError({"learner": [f"No learner {value!r}."]})
+        shown = value if len(value) <= 40 else value[:40] + "…"
+        raise ValidationError({"learner": [f"No learner {shown!r}."]})
     return learner
 
 

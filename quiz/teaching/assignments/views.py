@@ -60,7 +60,10 @@ def _choices(cohort, chosen_quizzes: list[str]) -> dict:
     """What an assignment can hold: published exercises, lessons with
     self-checks, the cohort's quizzes (not archived, unless already chosen:
     saving the form keeps them)."""
-    kept = [int(q) for q in chosen_quizzes if q.isascii() and q.isdigit()]
+    # A bigint has at most 19 digits; int() refuses over 4,300 of them.
+    kept = [
+        int(q) for q in chosen_quizzes if q.isascii() and q.isdigit() and len(q) <= 19
+    ]
     kept = [q for q in kept if id_in_range(q)]
     return {
         "exercises": Exercise.objects.filter(published=True).order_by("slug"),

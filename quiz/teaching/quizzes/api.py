@@ -19,6 +19,7 @@ from rest_framework.response import Response
 
 from quiz.core.api.base import ApiView
 from quiz.core.api.negotiation import FormatFirstNegotiation
+from quiz.core.api.scopes import LEARN, TEACH, token_allows, token_scope_require
 from quiz.teaching.access import COHORT_API_ERRORS, CohortApiView, IsInstructor
 from quiz.teaching.assignments.api import CsvRenderer, _learner
 from quiz.teaching.csv_files import csv_response, csv_text, export_filename
@@ -196,6 +197,14 @@ def _conflict(exc: services.QuizError) -> Response:
     return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
 
 
+def _own_attempt(request, attempt_id: int):
+    """The caller's attempt; a token takes `learn` for it, `teach` for an
+    instructor's preview (its questions before the quiz opens)."""
+    attempt = access.attempt_own(request.user, attempt_id)
+    token_scope_require(request, TEACH if attempt.preview else LEARN)
+    return attempt
+
+
 # Views -----------------------------------------------------------------------
 
 
@@ -239,6 +248,8 @@ class CohortQuizzesView(CohortApiView):
 
 class QuizView(ApiView):
     permission_classes = [IsAuthenticated]
+    # GET: a learn token sees what a learner sees, even its instructor's.
+    token_scopes = {"GET": (LEARN, TEACH), "PATCH": TEACH, "DELETE": TEACH}
 
     @extend_schema(
         responses={200: QuizSerializer, 404: OpenApiResponse(description="No quiz")},
@@ -247,7 +258,7 @@ class QuizView(ApiView):
     )
     def get(self, request, quiz_id: int):
         quiz, teaches = access.quiz_seen(request.user, quiz_id)
-        if teaches:
+        if teaches and token_allows(request, TEACH):
             return Response(QuizSerializer(quiz).data)
         return Response(LearnerQuizSerializer(quiz).data)
 
@@ -293,6 +304,7 @@ class QuizView(ApiView):
 
 class QuizAttemptsView(ApiView):
     permission_classes = [IsAuthenticated]
+    token_scopes = (LEARN, TEACH)  # an attempt: learn; a preview: teach
 
     @extend_schema(
         request=AttemptStartSerializer,
@@ -309,6 +321,7 @@ class QuizAttemptsView(ApiView):
     )
     def post(self, request, quiz_id: int):
         quiz, teaches = access.quiz_seen(request.user, quiz_id)
+        token_scope_require(request, TEACH if teaches else LEARN)
         data = AttemptStartSerializer(data=request.data or {})
         data.is_valid(raise_exception=True)
         try:
@@ -326,6 +339,7 @@ class QuizAttemptsView(ApiView):
 
 class AttemptView(ApiView):
     permission_classes = [IsAuthenticated]
+    token_scopes = (LEARN, TEACH)  # _own_attempt: a preview takes teach
 
     @extend_schema(
         responses={200: OpenApiTypes.OBJECT, 404: OpenApiResponse(description="No")},
@@ -333,7 +347,7 @@ class AttemptView(ApiView):
         tags=["quizzes"],
     )
     def get(self, request, attempt_id: int):
-        attempt = services.attempt_refresh(access.attempt_own(request.user, attempt_id))
+        attempt = services.attempt_refresh(_own_attempt(request, attempt_id))
         return Response(attempt_state(attempt))
 
     @extend_schema(
@@ -354,7 +368,7 @@ class AttemptView(ApiView):
         tags=["quizzes"],
     )
     def patch(self, request, attempt_id: int):
-        attempt = access.attempt_own(request.user, attempt_id)
+        attempt = _own_attempt(request, attempt_id)
         data = AnswersSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
@@ -383,6 +397,7 @@ class AttemptView(ApiView):
 
 class AttemptSubmitView(ApiView):
     permission_classes = [IsAuthenticated]
+    token_scopes = (LEARN, TEACH)  # _own_attempt: a preview takes teach
 
     @extend_schema(
         request=None,
@@ -391,13 +406,14 @@ class AttemptSubmitView(ApiView):
         tags=["quizzes"],
     )
     def post(self, request, attempt_id: int):
-        attempt = access.attempt_own(request.user, attempt_id)
+        attempt = _own_attempt(request, attempt_id)
         attempt = services.attempt_submit(attempt=attempt, by="learner")
         return Response(attempt_state(attempt))
 
 
 class QuizAccommodationsView(ApiView):
     permission_classes = [IsAuthenticated]
+    token_scopes = TEACH
 
     @extend_schema(
         request=AccommodationInSerializer,
@@ -446,6 +462,8 @@ class _JsonOrCsvView(ApiView):
 
 
 class QuizResultsView(_JsonOrCsvView):
+    token_scopes = TEACH
+
     @extend_schema(
         parameters=[OpenApiParameter("format", str, enum=["json", "csv"])],
         responses={
@@ -466,6 +484,8 @@ class QuizResultsView(_JsonOrCsvView):
 
 
 class QuizStatisticsView(_JsonOrCsvView):
+    token_scopes = TEACH
+
     @extend_schema(
         parameters=[OpenApiParameter("format", str, enum=["json", "csv"])],
         responses={
@@ -512,6 +532,7 @@ def _split(rows: list[list]) -> tuple[list, list[list]]:
 
 class QuizRegradeView(ApiView):
     permission_classes = [IsAuthenticated]
+    token_scopes = TEACH
 
     @extend_schema(
         request=None,
@@ -549,6 +570,7 @@ class ReopenInSerializer(serializers.Serializer):
 
 class QuizCloseView(ApiView):
     permission_classes = [IsAuthenticated]
+    token_scopes = TEACH
 
     @extend_schema(
         request=None,
@@ -575,6 +597,7 @@ class QuizCloseView(ApiView):
 
 class QuizReopenView(ApiView):
     permission_classes = [IsAuthenticated]
+    token_scopes = TEACH
 
     @extend_schema(
         request=ReopenInSerializer,
@@ -621,6 +644,7 @@ def _review(attempt) -> dict:
 
 class AttemptReviewView(ApiView):
     permission_classes = [IsAuthenticated]
+    token_scopes = TEACH
 
     @extend_schema(
         responses={200: OpenApiTypes.OBJECT, 403: OpenApiResponse(), 404: None},
@@ -638,6 +662,7 @@ class AttemptReviewView(ApiView):
 
 class AttemptOverridesView(ApiView):
     permission_classes = [IsAuthenticated]
+    token_scopes = TEACH
 
     @extend_schema(
         request=AttemptOverrideInSerializer,
@@ -692,6 +717,7 @@ class QuestionRegradeInSerializer(serializers.Serializer):
 
 class QuizQuestionsView(ApiView):
     permission_classes = [IsAuthenticated]
+    token_scopes = TEACH
 
     @extend_schema(
         responses={200: OpenApiTypes.OBJECT},
@@ -706,6 +732,7 @@ class QuizQuestionsView(ApiView):
 
 class QuizQuestionRegradeView(ApiView):
     permission_classes = [IsAuthenticated]
+    token_scopes = TEACH
 
     @extend_schema(
         request=QuestionRegradeInSerializer,
@@ -755,6 +782,7 @@ class QuizQuestionRegradeView(ApiView):
 
 class QuizBankView(ApiView):
     permission_classes = [IsAuthenticated, IsInstructor]
+    token_scopes = TEACH
 
     @extend_schema(
         parameters=[

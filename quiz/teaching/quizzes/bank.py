@@ -38,6 +38,8 @@ from quiz.content.models import (
     QuizQuestion,
     Section,
 )
+from quiz.core.db_text import db_text_clean
+from quiz.core.params import BIGINT_MAX, BadNumber, whole_number
 
 SCORED_KINDS = (Question.Kind.CHOICE, Question.Kind.NUMERIC)
 POOL_KEYS = (
@@ -269,13 +271,23 @@ def _exercise(e: Exercise) -> Drawn:
     )
 
 
+def _question_id(ref: str) -> int | None:
+    """The id in a "q:<id>" ref; None if it is not one (ASCII digits, a bigint:
+    int() takes "²"-like digits and refuses over 4,300 of them)."""
+    try:
+        return whole_number(ref[2:], minimum=1)
+    except BadNumber:
+        return None
+
+
 class Bank:
     """Questions, templates, quiz-only questions and exercises for a set of
     refs, in at most four queries (the last two only when refs name any)."""
 
     def __init__(self, refs) -> None:
         refs = set(refs)
-        ids = [int(r[2:]) for r in refs if r.startswith("q:") and r[2:].isdigit()]
+        ids = [_question_id(r) for r in refs if r.startswith("q:")]
+        ids = [i for i in ids if i is not None]
         slugs = [r[2:] for r in refs if r.startswith("t:")]
         only = [r[2:] for r in refs if r.startswith("b:")]
         exercises = [r[2:] for r in refs if r.startswith("x:")]
@@ -368,8 +380,18 @@ def pool_check(pool) -> dict:
         if key == "questions":
             if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
                 raise PoolInvalid("questions lists self-check ids (numbers).")
+            # Checked before any query: no database holds an id past bigint
+            # (SQLite raises OverflowError on one).
+            if not all(1 <= v <= BIGINT_MAX for v in values):
+                raise PoolInvalid(
+                    f"questions lists self-check ids: whole numbers from 1 to "
+                    f"{BIGINT_MAX}."
+                )
         elif not all(isinstance(v, str) and v for v in values):
             raise PoolInvalid(f"{key} lists slugs.")
+        # PostgreSQL refuses NUL in a query (the API's JSON can carry one).
+        elif any(db_text_clean(v) != v for v in values):
+            raise PoolInvalid(f"{key} lists slugs: one holds a NUL (or a surrogate).")
         if values:
             clean[key] = list(dict.fromkeys(values))
     _check_exists(clean)
@@ -400,4 +422,11 @@ def _check_exists(pool: dict) -> None:
         known = set(rows.filter(slug__in=wanted).values_list("slug", flat=True))
         missing = [s for s in wanted if s not in known]
         if missing:
-            raise PoolInvalid(f"No {_POOL_NAMES[key]} {', '.join(missing)}.")
+            raise PoolInvalid(f"No {_POOL_NAMES[key]} {_names_shown(missing)}.")
+
+
+def _names_shown(names: list[str]) -> str:
+    """Slugs as an error message echoes them: the first three, each cut."""
+    shown = [n if len(n) <= 60 else n[:60] + "…" for n in names[:3]]
+    more = len(names) - len(shown)
+    return ", ".join(shown) + (f" (and {more} more)" if more else "")

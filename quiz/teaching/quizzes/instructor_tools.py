@@ -15,6 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from quiz.content.models import Lesson, Section
+from quiz.core.params import BadNumber, whole_number
 from quiz.teaching.access import cohort_or_404, instructor_required
 from quiz.teaching.quizzes import access, overrides, picker, regrading, services
 from quiz.teaching.quizzes.instructor_views import _time, form_learner
@@ -89,7 +90,10 @@ def attempt_review(request, attempt_id: int):
         number = post.get("question", "")
         clear = post.get("action") == "clear"
         try:
-            item = int(number) if number.isascii() and number.isdigit() else None
+            try:  # ASCII digits, a bigint at most: int() takes "²", refuses 4,301
+                item = whole_number(number, minimum=1)
+            except BadNumber:
+                item = None
             if item is None:
                 raise services.QuizError("Pick a question.", field="question")
             points = None

@@ -18,7 +18,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from grader.models import Exercise
 from quiz.content.models import Lesson, QuestionTemplate, Section
-from quiz.core.params import id_in_range
+from quiz.core.params import BIGINT_MAX, BadNumber, id_in_range, whole_number
 from quiz.teaching.access import cohort_or_404, instructor_required
 from quiz.teaching.quizzes import access, analysis, regrading, results, services
 from quiz.teaching.quizzes.bank import Bank, pool_refs
@@ -30,9 +30,13 @@ from quiz.templatetags.zoned_time import FormTimeError, form_time
 
 SAMPLE_VARIANTS = 3
 # "2 x3: template:kv-cache-bytes, lesson:kv-cache" -> points 2, draw 3, pool.
+# ASCII digits only: \d takes "١٢" (which int() reads as 12).
 _SLOT_LINE = re.compile(
-    r"^\s*(?P<points>\d+(?:\.\d+)?)\s*(?:x\s*(?P<draw>\d+))?\s*:(?P<pool>.*)$"
+    r"^\s*(?P<points>\d+(?:\.\d+)?)\s*(?:x\s*(?P<draw>\d+))?\s*:(?P<pool>.*)$",
+    re.ASCII,
 )
+# A draw of more digits is more than any pool holds (and int() refuses 4,301).
+_DRAW_DIGITS = 6
 _POOL_WORDS = {
     "question": "questions",
     "template": "templates",
@@ -86,16 +90,26 @@ def parse_slots(text: str) -> list[services.SlotSpec]:
                 )
             value = name.strip()
             if key == "questions":
-                if not value.isdigit():
+                try:  # ASCII digits, a bigint: int() takes "²", refuses 4,301
+                    value = whole_number(value, minimum=1)
+                except BadNumber:
+                    value = None
+                if value is None:
                     raise services.QuizError(
-                        f"Line {n}: question ids are numbers.", field="slots"
+                        f"Line {n}: question ids are whole numbers from 1 to "
+                        f"{BIGINT_MAX}.",
+                        field="slots",
                     )
-                value = int(value)
             pool.setdefault(key, []).append(value)
-        specs.append(
-            services.SlotSpec(
-                pool=pool, points=float(match["points"]), draw=int(match["draw"] or 1)
+        draw = match["draw"] or "1"
+        if len(draw) > _DRAW_DIGITS:
+            raise services.QuizError(
+                f"Line {n}: draw at most as many questions as the pool holds.",
+                field="slots",
             )
+        # Points as typed; the service refuses 0, over 1000 and 1e999 alike.
+        specs.append(
+            services.SlotSpec(pool=pool, points=float(match["points"]), draw=int(draw))
         )
     return specs
 

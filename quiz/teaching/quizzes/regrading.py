@@ -230,8 +230,10 @@ def _checked(quiz: Quiz, request: ChangeRequest) -> tuple[QuizQuestionChange, Dr
     """The change as stored (and the question), or ChangeInvalid naming the field."""
     refs = {ref for slot in quiz.slots.all() for ref in pool_refs(slot.pool)}
     if request.ref not in refs:
+        shown = str(request.ref)
+        shown = shown if len(shown) <= 40 else shown[:40] + "…"
         raise ChangeInvalid(
-            f"{request.ref} is not a question of this quiz.", field="question"
+            f"{shown} is not a question of this quiz.", field="question"
         )
     if request.action not in Action_.values:
         raise ChangeInvalid(
@@ -254,12 +256,18 @@ def _checked(quiz: Quiz, request: ChangeRequest) -> tuple[QuizQuestionChange, Dr
             )
         if drawn.kind == "choice":
             option = request.answer
-            if isinstance(option, str) and option.strip().isdigit():
-                option = int(option.strip())
+            text = option.strip() if isinstance(option, str) else ""
+            if text.isascii() and text.isdigit():  # int() takes "²" too
+                if len(text) > 6:  # no option, and int() refuses 4,301 digits
+                    raise ChangeInvalid(
+                        f"answer: no option {text[:20]}….", field="answer"
+                    )
+                option = int(text)
             if isinstance(option, bool) or not isinstance(option, int):
                 raise ChangeInvalid("answer: pick the right option.", field="answer")
             if not 0 <= option < len(drawn.options):
-                raise ChangeInvalid(f"answer: no option {option}.", field="answer")
+                shown = str(option) if abs(option) < 10**20 else f"{str(option)[:20]}…"
+                raise ChangeInvalid(f"answer: no option {shown}.", field="answer")
             row.answer = option
         else:
             try:

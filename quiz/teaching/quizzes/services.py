@@ -83,6 +83,18 @@ class SlotSpec:
 # Quizzes ---------------------------------------------------------------------
 
 
+def _real(value) -> float | None:
+    """`value` as a finite float; None for anything else: a bool, text, NaN,
+    an infinity, or an int too big for a float (math.isfinite would raise)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        value = float(value)
+    except OverflowError:
+        return None
+    return value if math.isfinite(value) else None
+
+
 def _check_slots(specs: list[SlotSpec]) -> list[QuizSlot]:
     if not specs:
         raise QuizError("A quiz needs at least one slot.", field="slots")
@@ -94,20 +106,24 @@ def _check_slots(specs: list[SlotSpec]) -> list[QuizSlot]:
             pool = pool_check(spec.pool)
         except PoolInvalid as exc:
             raise QuizError(f"Slot {n}: {exc}", field="slots") from None
-        points = spec.points
-        if isinstance(points, bool) or not isinstance(points, int | float):
-            raise QuizError(f"Slot {n}: points is a number.", field="slots")
-        if not (math.isfinite(points) and 0 < points <= 1000):
-            raise QuizError(f"Slot {n}: points from 0 (excluded) to 1000.", "slots")
+        points = _real(spec.points)
+        if points is None or not 0 < points <= 1000:
+            raise QuizError(
+                f"Slot {n}: points is a number from 0 (excluded) to 1000.",
+                field="slots",
+            )
         size = len(pool_refs(pool))
-        if not isinstance(spec.draw, int) or not 1 <= spec.draw <= max(size, 1):
+        draw = spec.draw
+        if (
+            isinstance(draw, bool)
+            or not isinstance(draw, int)
+            or not 1 <= draw <= max(size, 1)
+        ):
             raise QuizError(
                 f"Slot {n}: its pool holds {size} question(s); draw 1 to {size}.",
                 field="slots",
             )
-        slots.append(
-            QuizSlot(order=n - 1, points=float(points), draw=spec.draw, pool=pool)
-        )
+        slots.append(QuizSlot(order=n - 1, points=points, draw=draw, pool=pool))
     return slots
 
 
@@ -118,23 +134,24 @@ def _check_settings(values: dict) -> None:
     values["title"] = title
     if values["closes_at"] <= values["opens_at"]:
         raise QuizError("closes_at must be after opens_at.", field="closes_at")
-    limit = values.get("time_limit")
-    if limit is not None:
-        if (
-            isinstance(limit, bool)
-            or not isinstance(limit, int | float)
-            or not math.isfinite(limit)
-            or not MIN_TIME_LIMIT <= limit <= MAX_TIME_LIMIT
-        ):
+    if values.get("time_limit") is not None:
+        limit = _real(values["time_limit"])
+        if limit is None or not MIN_TIME_LIMIT <= limit <= MAX_TIME_LIMIT:
             raise QuizError(
                 f"time_limit is in minutes, {MIN_TIME_LIMIT:g} to {MAX_TIME_LIMIT} "
                 "(7.5 is 7 min 30 s).",
                 field="time_limit",
             )
         values["time_limit"] = round(limit * 60) / 60  # to the second
-    if not 1 <= values.get("attempts_allowed", 1) <= MAX_ATTEMPTS:
+    attempts = values.get("attempts_allowed", 1)
+    if (
+        isinstance(attempts, bool)
+        or not isinstance(attempts, int)
+        or not 1 <= attempts <= MAX_ATTEMPTS
+    ):
         raise QuizError(
-            f"attempts_allowed from 1 to {MAX_ATTEMPTS}.", "attempts_allowed"
+            f"attempts_allowed is a whole number from 1 to {MAX_ATTEMPTS}.",
+            field="attempts_allowed",
         )
 
 
@@ -347,15 +364,19 @@ def accommodation_set(
     if not CohortMembership.objects.filter(cohort=quiz.cohort, user=learner).exists():
         raise QuizError(f"{learner.username} is not in this cohort.", field="learner")
     if closes_at is not None and closes_at <= quiz.opens_at:
-        raise QuizError("A later close must be after the quiz opens.", "closes_at")
-    if extra_attempts is not None and not 0 <= extra_attempts <= MAX_EXTRA_ATTEMPTS:
+        raise QuizError(
+            "A later close must be after the quiz opens.", field="closes_at"
+        )
+    if extra_attempts is not None and (
+        isinstance(extra_attempts, bool)
+        or not isinstance(extra_attempts, int)
+        or not 0 <= extra_attempts <= MAX_EXTRA_ATTEMPTS
+    ):
         raise QuizError(
             f"extra_attempts from 0 to {MAX_EXTRA_ATTEMPTS}.", field="extra_attempts"
         )
     if time_factor is not None and not (
-        isinstance(time_factor, int | float)
-        and math.isfinite(time_factor)
-        and 1 <= time_factor <= MAX_TIME_FACTOR
+        _real(time_factor) is not None and 1 <= time_factor <= MAX_TIME_FACTOR
     ):
         raise QuizError(
             f"time_factor from 1 to {MAX_TIME_FACTOR:g} (1.5 is half again).",
@@ -507,12 +528,31 @@ class SaveResult:
     errors: dict[str, str]
 
 
+SHOWN_MAX = 20  # characters of a learner's input echoed in a message
+
+
+def _shown(value) -> str:
+    """Input as a message echoes it: cut to SHOWN_MAX characters."""
+    try:
+        text = str(value)
+    except ValueError:  # an int past Python's digit limit
+        return "(a number too long to show)"
+    return text if len(text) <= SHOWN_MAX else text[:SHOWN_MAX] + "…"
+
+
 def _item_index(attempt: QuizAttempt, key) -> int | None:
-    text = str(key).strip()
-    if not (text.isascii() and text.isdigit()) or len(text) > 6:
+    """The index of question `key` (its number: "3" or 3), or None."""
+    if isinstance(key, int) and not isinstance(key, bool):
+        number = key
+    elif isinstance(key, str):
+        text = key.strip()
+        # int() would take "²"-like digits, and refuses over 4,300 of them.
+        if not (text.isascii() and text.isdigit()) or len(text) > 6:
+            return None
+        number = int(text)
+    else:
         return None
-    index = int(text) - 1
-    return index if 0 <= index < len(attempt.items) else None
+    return number - 1 if 1 <= number <= len(attempt.items) else None
 
 
 def _clean_answer(attempt: QuizAttempt, index: int, value):
@@ -523,12 +563,17 @@ def _clean_answer(attempt: QuizAttempt, index: int, value):
     if code.is_code(item):
         return code.clean_code(value, starter=code.starter_of(item))
     if item["order"]:  # a choice: the learner picks a shown position
-        if isinstance(value, str) and value.strip().isascii():
-            value = int(value.strip()) if value.strip().isdigit() else value
+        if isinstance(value, str):
+            text = value.strip()
+            if not (text.isascii() and text.isdigit()):
+                raise ValueError("Choose one of the options (its id).")
+            if len(text) > 6:  # no such option, and int() refuses 4,301 digits
+                raise ValueError(f"Option {_shown(text)} does not exist.")
+            value = int(text)
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError("Choose one of the options (its id).")
         if not 0 <= value < len(item["order"]):
-            raise ValueError(f"Option {value} does not exist.")
+            raise ValueError(f"Option {_shown(value)} does not exist.")
         return value
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise ValueError("Write a number.")
@@ -544,10 +589,10 @@ def _clean_flags(attempt: QuizAttempt, flags) -> list[int]:
         raise QuizError("flags is a list of question numbers.", field="flags")
     numbers = set()
     for value in flags:
-        index = None if isinstance(value, bool) else _item_index(attempt, value)
+        index = _item_index(attempt, value)
         if index is None:
             raise QuizError(
-                f"flags: there is no question {str(value)[:20]} in this attempt.",
+                f"flags: there is no question {_shown(value)} in this attempt.",
                 field="flags",
             )
         numbers.add(index + 1)
@@ -565,7 +610,9 @@ def attempt_save(
     """
     now = now or timezone.now()
     if not isinstance(answers, dict):
-        raise QuizError("answers is an object of question number -> answer.", "answers")
+        raise QuizError(
+            "answers is an object of question number -> answer.", field="answers"
+        )
     with transaction.atomic():
         attempt = QuizAttempt.objects.select_for_update().get(pk=attempt.pk)
         if attempt.state != QuizAttempt.State.IN_PROGRESS:
@@ -584,7 +631,10 @@ def attempt_save(
         for key, value in {} if expired else answers.items():
             index = _item_index(attempt, key)
             if index is None:
-                errors[str(key)] = f"There is no question {key} in this attempt."
+                # Keyed and worded with the key cut: a question's is 6 digits.
+                errors[_shown(key)] = (
+                    f"There is no question {_shown(key)} in this attempt."
+                )
                 continue
             slot = attempt.items[index]["slot_number"]
             if locked and (stored.get(str(index + 1)) or {}).get("value") is not None:

@@ -28,6 +28,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 from grading_engine.quiz_bank.numbers import EXAMPLE_FORMS
 
+from quiz.core.nul_input import nul_judged_by_view
 from quiz.teaching.quizzes import access, services
 from quiz.teaching.quizzes.code import normal_lines
 from quiz.teaching.quizzes.models import Quiz, QuizAccommodation, QuizAttempt
@@ -273,6 +274,7 @@ def _attempt_page(request, attempt, *, errors=None, drafts=None, status=200):
     return render(request, "quiz/quiz_attempt.html", context, status=status)
 
 
+@nul_judged_by_view  # a code answer's NUL: the page says so, code kept
 @login_required
 @require_http_methods(["GET", "POST"])
 def quiz_attempt(request, attempt_id: int):
