@@ -44,6 +44,43 @@ MAX_HEADER_BYTES = 32 * 1024 * 1024
 _active: contextvars.ContextVar[Shipped | None] = contextvars.ContextVar(
     "grading_engine_shipped", default=None
 )
+# Within one case's check (grading.grade around check_case): what each
+# expectation or `per_case` helper computed for that case, so the checks
+# share one computation as they did before the expectations were split out.
+_check_memo: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
+    "grading_engine_check_memo", default=None
+)
+
+
+@contextmanager
+def one_check() -> Iterator[None]:
+    """Compute each expectation and `per_case` helper once per case inside."""
+    token = _check_memo.set({})
+    try:
+        yield
+    finally:
+        _check_memo.reset(token)
+
+
+def _memoized(owner, fn: Callable, case, key: tuple):
+    memo = _check_memo.get()
+    if memo is None:
+        return fn(case, *key)
+    slot = (owner, id(case), key)
+    if slot not in memo:
+        memo[slot] = (case, fn(case, *key))  # the case kept: its id stays its
+    return memo[slot][1]
+
+
+def per_case(fn: Callable) -> Callable:
+    """A helper of the checks (a case's inputs, say) computed once per case
+    within one_check(); outside it (the child's run_case), every call anew."""
+
+    @functools.wraps(fn)
+    def wrapper(case, *key):
+        return _memoized(wrapper, fn, case, key)
+
+    return wrapper
 
 
 class NotShipped(LookupError):
@@ -70,7 +107,7 @@ def expectation(
             shipped_now = _active.get()
             if shipped_now is not None:
                 return shipped_now.value(case, name, key)
-            return fn(case, *key)
+            return _memoized(name, fn, case, key)
 
         wrapper.expectation_name = name
         wrapper.expectation_keys = keys

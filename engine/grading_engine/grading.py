@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from grading_engine.checks.result import CheckResult
 from grading_engine.exercises.base import load_harness
-from grading_engine.expected import Shipped, shipped
+from grading_engine.expected import Shipped, one_check, shipped
 from grading_engine.runner import (
     BUSY_LIMIT,
     CPU_LIMIT,
@@ -257,7 +257,8 @@ def _check(module, case: dict, data: dict, tensors: dict) -> list[CheckResult]:
     # Malformed data (a tampered harness, a learner object that captured
     # oddly) must fail the case, not crash the grader.
     try:
-        results = module.check_case(case, data, tensors)
+        with one_check():
+            results = module.check_case(case, data, tensors)
     except Exception as exc:  # noqa: BLE001
         return [
             CheckResult(

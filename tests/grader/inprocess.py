@@ -30,6 +30,7 @@ import torch
 import yaml
 from grading_engine.checks.tensors import shared_checks
 from grading_engine.exercises.base import load_harness
+from grading_engine.expected import one_check
 from grading_engine.harness.inputs import run_watched
 from grading_engine.reference.tokenizer import get_encoding
 from safetensors.torch import load as st_load
@@ -75,7 +76,8 @@ def grade_case_in_process(module, fn: Callable, case: dict, *, wire: bool = True
     data, tensors = run_watched(module, fn, case)  # as the child does
     if wire:
         data, tensors = _over_the_wire(data, tensors)
-    results = module.check_case(case, data, tensors)
+    with one_check():  # as grading.grade does
+        results = module.check_case(case, data, tensors)
     return [*results, *shared_checks(module, case, data, results)]  # as judge does
 
 

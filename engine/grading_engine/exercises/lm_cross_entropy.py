@@ -21,7 +21,7 @@ from grading_engine.checks.tensors import case_error, run_and_capture
 from grading_engine.exercises.kit.cases import new_case
 from grading_engine.exercises.kit.logits import draw_logits_cases, random_logits
 from grading_engine.exercises.kit.sky import gpt2_head, sky_hidden_state
-from grading_engine.expected import expectation
+from grading_engine.expected import expectation, per_case
 
 SLUG = "lm-cross-entropy"
 ENTRY_POINT = "lm_cross_entropy"
@@ -80,6 +80,7 @@ def make_cases(seed: int) -> list[dict]:
     )
 
 
+@per_case
 def inputs(case: dict) -> tuple[torch.Tensor, torch.Tensor]:
     if case.get("gpt2"):
         with torch.no_grad():

@@ -18,7 +18,7 @@ from grading_engine.checks.answers import tensor_answer
 from grading_engine.checks.fingerprints import Variant, computed, shipped_variants
 from grading_engine.checks.result import CheckResult
 from grading_engine.checks.tensors import capture_parts, case_error, missing_parts
-from grading_engine.expected import expectation
+from grading_engine.expected import expectation, per_case
 from grading_engine.reference import build_model, get_config
 
 SLUG = "split-tied-grad"
@@ -73,6 +73,7 @@ def run_case(fn, case: dict):
 # -- parent -------------------------------------------------------------------
 
 
+@per_case
 def reference_parts(case: dict) -> tuple[torch.Tensor, ...]:
     """(embedding part, head part, h, probabilities) on an untied copy."""
     tied = build_model(case["config"], seed=case["seed"])

@@ -21,7 +21,7 @@ from grading_engine.checks.fingerprints import Variant, computed, shipped_varian
 from grading_engine.checks.result import likely_mistake
 from grading_engine.checks.tensors import case_error, run_and_capture
 from grading_engine.exercises.kit.cases import new_case, size_cases
-from grading_engine.expected import expectation
+from grading_engine.expected import expectation, per_case
 from grading_engine.reference import build_model, get_config
 
 SLUG = "teacher-forced-losses"
@@ -96,6 +96,7 @@ def make_cases(seed: int) -> list[dict]:
     return cases
 
 
+@per_case
 def inputs(case: dict):
     """(model, seq): a seeded tiny reference model and random token rows."""
     model = build_model(get_config("tiny", vocab_size=case["vocab"]), seed=case["seed"])
