@@ -80,7 +80,6 @@ def make_cases(seed: int) -> list[dict]:
     )
 
 
-@per_case
 def inputs(case: dict) -> tuple[torch.Tensor, torch.Tensor]:
     if case.get("gpt2"):
         with torch.no_grad():
@@ -163,16 +162,23 @@ def _variants(logits: torch.Tensor, targets: torch.Tensor) -> list[Variant]:
     ]
 
 
+@per_case
+def _judged(case: dict):
+    """The case's inputs, built once for all of one check's expectations
+    (never for run_case: learner code may change what it is given)."""
+    return inputs(case)
+
+
 @expectation
 def expected_output(case: dict) -> torch.Tensor:
     """The right loss (shipped for the visible cases)."""
-    return reference(*inputs(case)).float()
+    return reference(*_judged(case)).float()
 
 
 @expectation
 def known_mistakes(case: dict) -> list:
     """What the known mistakes give (shipped for the visible cases)."""
-    return computed(_variants(*inputs(case)))
+    return computed(_variants(*_judged(case)))
 
 
 def check_case(case: dict, data: dict, tensors: dict):

@@ -96,7 +96,6 @@ def make_cases(seed: int) -> list[dict]:
     return cases
 
 
-@per_case
 def inputs(case: dict):
     """(model, seq): a seeded tiny reference model and random token rows."""
     model = build_model(get_config("tiny", vocab_size=case["vocab"]), seed=case["seed"])
@@ -144,16 +143,23 @@ def run_case(fn, case: dict):
     return run_and_capture(fn, *inputs(case))
 
 
+@per_case
+def _judged(case: dict):
+    """The case's inputs, built once for all of one check's expectations
+    (never for run_case: learner code may change what it is given)."""
+    return inputs(case)
+
+
 @expectation
 def expected_output(case: dict) -> torch.Tensor:
     """The right output (shipped for the visible cases)."""
-    return reference(*inputs(case))
+    return reference(*_judged(case))
 
 
 @expectation
 def known_mistakes(case: dict) -> list:
     """What the known mistakes give (shipped for the visible cases)."""
-    model, seq = inputs(case)
+    model, seq = _judged(case)
     return computed(_variants(model, seq))
 
 
