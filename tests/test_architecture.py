@@ -17,6 +17,7 @@ from pathlib import Path
 
 import grimp
 import pytest
+from grading_engine.learner_edition import pip_wheel
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 ENGINE_ROOT = PROJECT_ROOT / "engine"
@@ -150,25 +151,7 @@ def test_engine_builds_as_its_own_wheel(tmp_path):
     shutil.copytree(
         ENGINE_ROOT, source, ignore=shutil.ignore_patterns("build", "*.egg-info")
     )
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "--disable-pip-version-check",
-            "-q",
-            "-w",
-            str(tmp_path / "wheels"),
-            str(source),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    (wheel,) = (tmp_path / "wheels").glob("grading_engine-*.whl")
+    wheel = pip_wheel(source, tmp_path / "wheels")
     with zipfile.ZipFile(wheel) as archive:
         packed = {name for name in archive.namelist() if name.endswith(".py")}
         metadata = next(n for n in archive.namelist() if n.endswith("/METADATA"))

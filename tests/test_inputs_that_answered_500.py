@@ -38,13 +38,21 @@ from quiz.models import (
 from quiz.teaching.quizzes import services
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.quiz_fixtures import *  # noqa: F403
-from tests.quiz.quiz_fixtures import NOW, create, quiz_body, right_answers, sit, start
+from tests.quiz.quiz_fixtures import (
+    FORM_TIME,
+    NOW,
+    create,
+    quiz_body,
+    quiz_form,
+    right_answers,
+    sit,
+    start,
+)
 
 pytestmark = pytest.mark.django_db
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 HUGE = "1" * 5000  # past Python's 4,300-digit limit for int(text)
-FORM_TIME = "%Y-%m-%dT%H:%M"
 
 
 def client(user=None) -> Client:
@@ -60,26 +68,23 @@ def send(web: Client, method: str, url: str, body: str):
     return web.generic(method, url, body, content_type="application/json")
 
 
+def quiz_post(world, body: dict):
+    """The instructor creates a quiz through the API with `body`."""
+    return send(
+        client(world.owner),
+        "POST",
+        f"/api/v1/cohorts/{world.cohort.pk}/quizzes/",
+        json.dumps(body),
+    )
+
+
 def quiz_rows() -> tuple[int, int, int]:
     return Quiz.objects.count(), QuizSlot.objects.count(), AuditEntry.objects.count()
 
 
 def form(**changes) -> dict:
-    """The instructor's quiz form, filled in."""
-    values = {
-        "tz": "UTC",
-        "title": "Counting quiz",
-        "opens_at": (NOW - timedelta(hours=1)).strftime(FORM_TIME),
-        "closes_at": (NOW + timedelta(days=1)).strftime(FORM_TIME),
-        "time_limit": "20",
-        "attempts_allowed": "1",
-        "combine": "best",
-        "feedback": "after_close",
-        "shuffle": "on",
-        "slots": "2 x1: template:params-of-a-model\n",
-    }
-    values.update(changes)
-    return values
+    """The instructor's quiz form, filled in, with one template slot."""
+    return quiz_form(**{"slots": "2 x1: template:params-of-a-model\n", **changes})
 
 
 # The JSON parser: every API endpoint, signed in or not ------------------------
@@ -202,12 +207,7 @@ def test_bad_slot_points_through_the_api_are_a_400_naming_slots(world, quiz_cour
     for points in ("NaN", "Infinity", "-Infinity", 0, -1, 1000.5):
         body = quiz_body()
         body["slots"][0]["points"] = points
-        response = send(
-            client(world.owner),
-            "POST",
-            f"/api/v1/cohorts/{world.cohort.pk}/quizzes/",
-            json.dumps(body),
-        )
+        response = quiz_post(world, body)
         assert response.status_code == 400, (points, response.content[:300])
         assert response.json() == {
             "slots": ["Slot 1: points is a number from 0 (excluded) to 1000."]
@@ -218,12 +218,7 @@ def test_bad_slot_points_through_the_api_are_a_400_naming_slots(world, quiz_cour
 def test_attempts_allowed_out_of_range_is_a_400_naming_it(world, quiz_course):
     before = quiz_rows()
     for attempts in (0, -1, 101):
-        response = send(
-            client(world.owner),
-            "POST",
-            f"/api/v1/cohorts/{world.cohort.pk}/quizzes/",
-            json.dumps(quiz_body(attempts_allowed=attempts)),
-        )
+        response = quiz_post(world, quiz_body(attempts_allowed=attempts))
         assert response.status_code == 400, (attempts, response.content[:300])
         assert response.json() == {
             "attempts_allowed": ["attempts_allowed is a whole number from 1 to 100."]
@@ -316,12 +311,7 @@ def test_a_pool_question_id_past_bigint_never_reaches_the_database(world, quiz_c
     for question in (2**63, 2**70, 10**4000, 0, -5):
         body = quiz_body(slots=[{"pool": {"questions": [question]}}])
         with CaptureQueriesContext(connection) as queries:
-            response = send(
-                client(world.owner),
-                "POST",
-                f"/api/v1/cohorts/{world.cohort.pk}/quizzes/",
-                json.dumps(body),
-            )
+            response = quiz_post(world, body)
         assert response.status_code == 400, response.content[:300]
         assert response.json() == {
             "slots": [
@@ -512,12 +502,7 @@ def test_a_nul_in_a_pool_slug_is_a_400_naming_slots(world, quiz_course):
     # DRF's CharField refuses NUL; a pool's lists are a DictField's values.
     body = quiz_body(slots=[{"pool": {"templates": ["params-of-a-model\x00"]}}])
     before = quiz_rows()
-    response = send(
-        client(world.owner),
-        "POST",
-        f"/api/v1/cohorts/{world.cohort.pk}/quizzes/",
-        json.dumps(body),
-    )
+    response = quiz_post(world, body)
     assert response.status_code == 400, response.content[:300]
     assert response.json() == {
         "slots": ["Slot 1: templates lists slugs: one holds a NUL (or a surrogate)."]

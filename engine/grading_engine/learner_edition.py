@@ -185,7 +185,9 @@ include = ["grading_engine*"]
     )
 
 
-def _pip_wheel(source: Path, out: Path) -> Path:
+def pip_wheel(source: Path, out: Path) -> Path:
+    """`source` built as a wheel into `out`, offline (no build isolation:
+    setuptools comes from this environment); returns the new wheel."""
     before = set(out.glob("*.whl"))
     subprocess.run(
         [
@@ -222,7 +224,7 @@ def build_wheels(out: str | os.PathLike, client: str | os.PathLike) -> list[Path
         # Built from copies: setuptools writes build/ and egg-info beside them.
         client_copy = Path(tmp) / "client"
         shutil.copytree(client, client_copy, ignore=ignore)
-        return [_pip_wheel(edition, out), _pip_wheel(client_copy, out)]
+        return [pip_wheel(edition, out), pip_wheel(client_copy, out)]
 
 
 def bundle(harness: str) -> bytes:

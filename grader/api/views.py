@@ -54,6 +54,22 @@ def _exam_open(user, slug: str, what: str) -> None:
         raise PermissionDenied(str(exc)) from None
 
 
+def _exercise_for_client(request, slug: str) -> tuple[Exercise, Response | None]:
+    """The exercise a client asks about (404, or 403 in exam mode), and the
+    409 to answer instead when its grading engine is not the server's: its
+    local checks would not be the server's, so it is told what to install."""
+    exercise = _exercise_or_404(slug)
+    _exam_open(request.user, exercise.slug, "This exercise")
+    mismatch = engine_mismatch(request)
+    if not mismatch:
+        return exercise, None
+    conflict = Response(
+        {"detail": mismatch, "engine": engine_info(request)},
+        status=status.HTTP_409_CONFLICT,
+    )
+    return exercise, conflict
+
+
 class ExerciseListView(GraderApiView):
     token_scopes = LEARN
 
@@ -88,15 +104,9 @@ class ExerciseDetailView(GraderApiView):
         summary="Describe an exercise",
     )
     def get(self, request, slug: str):
-        exercise = _exercise_or_404(slug)
-        _exam_open(request.user, exercise.slug, "This exercise")
-        mismatch = engine_mismatch(request)
-        if mismatch:
-            # Its local checks would not be the server's: say what to install.
-            return Response(
-                {"detail": mismatch, "engine": engine_info(request)},
-                status=status.HTTP_409_CONFLICT,
-            )
+        exercise, conflict = _exercise_for_client(request, slug)
+        if conflict is not None:
+            return conflict
         statuses = selectors.exercise_statuses(user=request.user, exercise=exercise)
         return Response(
             s.ExerciseDetailSerializer(
@@ -131,14 +141,9 @@ class ExerciseLocalCheckView(GraderApiView):
         "`local_check.sha256`. No solution, no hidden case.",
     )
     def get(self, request, slug: str):
-        exercise = _exercise_or_404(slug)
-        _exam_open(request.user, exercise.slug, "This exercise")
-        mismatch = engine_mismatch(request)
-        if mismatch:
-            return Response(
-                {"detail": mismatch, "engine": engine_info(request)},
-                status=status.HTTP_409_CONFLICT,
-            )
+        exercise, conflict = _exercise_for_client(request, slug)
+        if conflict is not None:
+            return conflict
         found = client_dist.bundle(exercise.harness)
         if found is None:
             raise NotFound(

@@ -15,12 +15,14 @@ import ast
 import inspect
 import json
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 import pytest
+from grading_engine.learner_edition import pip_wheel
 
 from tests.conftest import PROJECT_ROOT
 
@@ -78,29 +80,6 @@ def denied(wheel: Path) -> list[str]:
     return found
 
 
-def pip_wheel(source: Path, out: Path) -> Path:
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "--disable-pip-version-check",
-            "-q",
-            "-w",
-            str(out),
-            str(source),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    (wheel,) = out.glob("*.whl")
-    return wheel
-
-
 def test_the_served_wheels_hold_no_answer(client_dist):
     wheels = sorted(client_dist.glob("*.whl"))
     names = {wheel.name.split("-")[0] for wheel in wheels}
@@ -125,9 +104,11 @@ def test_the_served_wheels_hold_no_answer(client_dist):
 def test_the_deny_list_refuses_the_engine_a_checkout_installs(tmp_path):
     """`pip install ./engine` (the old install text) ships the answers."""
     source = tmp_path / "engine"
-    subprocess.run(["cp", "-r", str(PROJECT_ROOT / "engine"), str(source)], check=True)
-    for junk in [*source.glob("build"), *source.glob("*.egg-info")]:
-        subprocess.run(["rm", "-rf", str(junk)], check=True)
+    shutil.copytree(
+        PROJECT_ROOT / "engine",
+        source,
+        ignore=shutil.ignore_patterns("build", "*.egg-info"),
+    )
     problems = "\n".join(denied(pip_wheel(source, tmp_path / "wheels")))
     assert "grading_engine/quiz_bank/answers.py: the quiz bank" in problems
     assert "grading_engine/reference/model.py: the reference model's source" in (

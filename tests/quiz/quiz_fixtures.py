@@ -16,6 +16,7 @@ from quiz.models import Question, QuizAttempt
 from quiz.teaching.quizzes.bank import Bank
 
 __all__ = [
+    "FORM_TIME",
     "NOW",
     "api",
     "bank_course",
@@ -23,6 +24,7 @@ __all__ = [
     "keys",
     "quiz_body",
     "quiz_course",
+    "quiz_form",
     "right_answers",
     "scored_questions",
     "sit",
@@ -101,6 +103,27 @@ def quiz_body(**changes) -> dict:
             {"points": 1, "pool": {"questions": [questions["choice"].pk]}},
             {"points": 1, "pool": {"questions": [questions["numeric"].pk]}},
         ],
+    }
+    values.update(changes)
+    return values
+
+
+FORM_TIME = "%Y-%m-%dT%H:%M"  # a datetime-local field's value
+
+
+def quiz_form(**changes) -> dict:
+    """The instructor's quiz form, filled in (a template slot and a lesson's)."""
+    values = {
+        "tz": "UTC",
+        "title": "Counting quiz",
+        "opens_at": (NOW - timedelta(hours=1)).strftime(FORM_TIME),
+        "closes_at": (NOW + timedelta(days=1)).strftime(FORM_TIME),
+        "time_limit": "20",
+        "attempts_allowed": "1",
+        "combine": "best",
+        "feedback": "after_close",
+        "shuffle": "on",
+        "slots": "2 x1: template:params-of-a-model\n1 x2: lesson:first-lesson\n",
     }
     values.update(changes)
     return values

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 import pytest
 from django.test import Client
 
 from quiz.models import Question, Quiz, QuizAccommodation
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.quiz_fixtures import *  # noqa: F403
-from tests.quiz.quiz_fixtures import NOW, create, right_answers, scored_questions, sit
+from tests.quiz.quiz_fixtures import (
+    create,
+    quiz_form,
+    right_answers,
+    scored_questions,
+    sit,
+)
 
 pytestmark = pytest.mark.django_db
-FORM_TIME = "%Y-%m-%dT%H:%M"
 
 
 def browser(user) -> Client:
@@ -22,21 +25,7 @@ def browser(user) -> Client:
     return client
 
 
-def form(**changes) -> dict:
-    values = {
-        "tz": "UTC",
-        "title": "Counting quiz",
-        "opens_at": (NOW - timedelta(hours=1)).strftime(FORM_TIME),
-        "closes_at": (NOW + timedelta(days=1)).strftime(FORM_TIME),
-        "time_limit": "20",
-        "attempts_allowed": "1",
-        "combine": "best",
-        "feedback": "after_close",
-        "shuffle": "on",
-        "slots": "2 x1: template:params-of-a-model\n1 x2: lesson:first-lesson\n",
-    }
-    values.update(changes)
-    return values
+form = quiz_form
 
 
 def test_an_instructor_creates_a_quiz_with_the_form(world, quiz_course):

@@ -155,6 +155,7 @@ def test_exam_mode_shuts_the_quizs_exercise_however_it_is_reached(world, quiz_co
     assert posted.status_code == 403
     for url in (
         f"/api/v1/exercises/{exercise.slug}/",
+        f"/api/v1/exercises/{exercise.slug}/local-check/",  # the visible cases' values
         f"/api/v1/submissions/{earlier.pk}/",
         f"/api/v1/submissions/{earlier.pk}/gradescope/",
         f"/api/v1/submissions/{earlier.pk}/events/",

@@ -227,18 +227,14 @@ def _head_module_check(name: str, data: dict, hidden: bool) -> CheckResult | Non
     )
 
 
-def _gradient_parts(case: dict, start: str) -> tuple[torch.Tensor, ...]:
-    """Embedding-use and head-use gradients when both weights equal the
-    untied model's `start` weight ("wte" or "head") before the call.
+def _gradient_parts(case: dict, values: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """Embedding-use and head-use gradients when both weights equal `values`.
 
     Computed on an UNTIED model, so autograd keeps the two uses apart; a
-    correct tie must sum them. The model built here is the one
-    weights_before describes (same config and seed): one build, not two.
+    correct tie must sum them.
     """
     model = build_model(case["config"], tied=False, seed=case["seed"])
-    weights = {"wte": model.transformer.wte.weight, "head": model.lm_head.weight}
     with torch.no_grad():
-        values = weights[start].detach().clone()
         model.transformer.wte.weight.copy_(values)
         model.lm_head.weight.copy_(values)
     idx, targets = torch.tensor(case["idx"]), torch.tensor(case["targets"])
@@ -261,7 +257,7 @@ def weights_before(case: dict) -> dict:
 @expectation(when=_gradient, keys=lambda case: ["wte", "head"])
 def gradient_parts(case: dict, start: str) -> tuple[torch.Tensor, ...]:
     """The two gradient parts when the tie keeps `start`'s values."""
-    return _gradient_parts(case, start)
+    return _gradient_parts(case, weights_before(case)[start])  # one build: one_check
 
 
 def _gradient_checks(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
