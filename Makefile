@@ -16,7 +16,7 @@ TEST_ENV := DATABASE_URL=postgres://postgres@127.0.0.1:5432/test \
             SECRET_KEY=test-only-secret-key DEBUG=0 SECURE_COOKIES=0 \
             OMP_WAIT_POLICY=PASSIVE
 
-.PHONY: run test test-exhaustive venv assets client system-deps services lint format bench clean doctests-portable
+.PHONY: run test test-exhaustive venv assets client system-deps services lint format bench drill clean doctests-portable
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -93,6 +93,11 @@ bench: venv system-deps services
 	$(TEST_ENV) $(BIN)/python benchmarks/page_bench.py
 	$(TEST_ENV) $(BIN)/python benchmarks/surge_bench.py
 	$(TEST_ENV) $(BIN)/python benchmarks/stream_bench.py
+
+# The deadline drill in full: 1,000 Locust learners through nginx, 2 web
+# processes and 2 workers, with faults on a schedule (benchmarks/deadline_drill.py).
+drill: venv assets system-deps services
+	$(TEST_ENV) $(BIN)/python benchmarks/deadline_drill.py
 
 lint: venv
 	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/lint-imports

@@ -30,6 +30,18 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def manage(env: dict[str, str], *args: str) -> str:
+    """`manage.py ARGS` with `env`; its output (it must succeed)."""
+    return subprocess.run(
+        [PY, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+
+
 class Bench:
     def __init__(self, database_url: str, redis_url: str):
         self.env = {
@@ -49,14 +61,7 @@ class Bench:
         self.token = ""
 
     def manage(self, *args: str) -> str:
-        return subprocess.run(
-            [PY, "manage.py", *args],
-            cwd=ROOT,
-            env=self.env,
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout
+        return manage(self.env, *args)
 
     def spawn(self, argv: list[str], **env: str) -> subprocess.Popen:
         log = tempfile.NamedTemporaryFile(
@@ -99,7 +104,7 @@ class Bench:
                 time.sleep(0.2)
         raise SystemExit("gunicorn did not start")
 
-    def start_worker(self, name: str, slots: int = 1) -> subprocess.Popen:
+    def start_worker(self, name: str, slots: int = 1, **env: str) -> subprocess.Popen:
         """One grading process with `slots` sandbox slots (one thread each)."""
         return self.spawn(
             [
@@ -113,7 +118,7 @@ class Bench:
                 "--hostname",
                 f"{name}@%h",
             ],
-            GRADER_POOL_SIZE=str(slots),
+            **{"GRADER_POOL_SIZE": str(slots), **env},
         )
 
     def wait_until_measured(

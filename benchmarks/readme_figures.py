@@ -53,11 +53,19 @@ FIGURES = (
     "verdict saved -> shown on the open page, Chromium",
     "surge, peak PSS",
     "surge: lost, graded twice, 5xx",
+    "surge: light p95 over an idle light grade (same run)",
     "streams held on one web process",
     "streams: pages (/healthz, a lesson) p95 while all are open",
     "streams: worker's save -> event p50 / p95",
     "streams, idle: Redis connections / database queries per second",
     "streams: web process RSS",
+    "drill: quiz save p95 outside the faults",
+    "drill: light verdict p95 outside the faults",
+    "drill: recovered after worker",
+    "drill: recovered after redis",
+    "drill: recovered after web",
+    "drill: recovered after postgres",
+    "drill: lost, duplicated, 5xx outside the outage",
 )
 
 

@@ -54,16 +54,19 @@ def _start_grading(**kwargs) -> None:
     def warm_and_resume() -> None:
         from grader import submission_grading, tasks
         from grader.process_runner import runner_get
-
-        if settings.GRADER_RUNNER == "pool":
-            runner = runner_get()
-            log.info("grading pool ready: %d sandbox slots", runner.size)
         from grader.regrades import regrades_requeue_abandoned
 
-        submission_grading.with_db_retry(
+        # Before warming, which takes many seconds on a busy machine: the
+        # other workers, already warm, grade what a dead one left meanwhile.
+        moved = submission_grading.with_db_retry(
             lambda: submission_grading.submissions_requeue_abandoned(local_only=True)
             + regrades_requeue_abandoned()
         )
+        if moved:
+            tasks.wake()
+        if settings.GRADER_RUNNER == "pool":
+            runner = runner_get()
+            log.info("grading pool ready: %d sandbox slots", runner.size)
         tasks.wake()
         if settings.GRADER_RUNNER == "pool" and settings.GRADER_MEASURE_ON_START:
             submission_grading.with_db_retry(

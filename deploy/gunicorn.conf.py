@@ -15,6 +15,11 @@ import os
 import tempfile
 
 worker_class = "uvicorn_worker.UvicornWorker"
+# On SIGTERM (a deploy, a restart) requests in flight get this long; open
+# event streams are then cut and their pages reconnect to another process
+# (compose kills a container 10 s after SIGTERM anyway). The default, 30 s,
+# kept a stopped process serving streams for their whole life.
+graceful_timeout = 8
 
 _given = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
 METRICS_DIR = _given or tempfile.mkdtemp(prefix="course-metrics-")

@@ -6,7 +6,10 @@ and the learner's grading slot is free at once. The grade itself is stopped
 here: each worker process keeps a cancel token per running grade, hears
 cancels on Redis (grader.events) the moment they happen, and checks the
 database every second for any it missed (Redis down, a message lost), so a
-cancelled or re-queued row never keeps a slot.
+cancelled or re-queued row never keeps a slot. The same check stops a slow
+grade (a likely loop) whose learner has sent another submission, to be set
+aside (grader.dispatch): one learner never holds two slots, so their next
+answer would otherwise wait for their loop's whole budget at low priority.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ class RunningGrades:
     def __init__(self):
         self._lock = threading.Lock()
         self._tokens: dict[str, CancelToken] = {}
+        self._yielding: dict[str, tuple[int, threading.Event]] = {}
         self._watcher: threading.Thread | None = None
 
     @contextmanager
@@ -59,6 +63,7 @@ class RunningGrades:
         finally:
             with self._lock:
                 self._tokens.pop(key, None)
+                self._yielding.pop(key, None)
             token.close()
 
     def cancel(self, submission_id) -> bool:
@@ -67,6 +72,13 @@ class RunningGrades:
             if token is not None:
                 token.set()
         return token is not None
+
+    def yield_to_own(self, submission_id, *, user_id: int, set_aside) -> None:
+        """Stop this running grade, setting `set_aside`, once its learner
+        has another submission queued (checked with the cancels)."""
+        with self._lock:
+            if str(submission_id) in self._tokens:
+                self._yielding[str(submission_id)] = (user_id, set_aside)
 
     def running(self) -> list[str]:
         with self._lock:
@@ -93,10 +105,24 @@ class RunningGrades:
         ids = self.running()
         if not ids:
             return
+        with self._lock:
+            yielding = dict(self._yielding)
         try:
             gone = Submission.objects.filter(pk__in=ids).exclude(status="running")
             for pk in gone.values_list("pk", flat=True):
                 self.cancel(pk)
+            if yielding:
+                waiting = set(
+                    Submission.objects.filter(
+                        user_id__in={user for user, _ in yielding.values()},
+                        status="queued",
+                        set_aside=False,
+                    ).values_list("user_id", flat=True)
+                )
+                for key, (user, set_aside) in yielding.items():
+                    if user in waiting:
+                        set_aside.set()
+                        self.cancel(key)
         except DatabaseError as exc:
             log.warning("cancel watcher cannot read the database: %s", exc)
         finally:

@@ -9,21 +9,26 @@ has a heavy slot free (grader.lanes). Celery messages only wake a worker
 thread: whichever message it got, it claims by this order and keeps
 claiming until nothing fits a free slot. Only when no live submission can
 be claimed does it take background work (grader.regrades), and never with
-the last free slot.
+the last free slot. A grade that turns slow while the burst is full is set
+aside: stopped and queued again behind everyone, to run slow from its
+start in a burst slot, so likely loops never hold a base slot (grader.lanes);
+so is a slow one whose learner sends another answer (grader.cancellation).
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 from grading_engine.runner import Slow
 
 from grader import regrades, submission_grading
 from grader.budgets import slow_after
+from grader.cancellation import running_grades
 from grader.lanes import LIGHT, Hold, Lanes, lanes_get
 from grader.models import Submission
 from grader.process_runner import runner_get
@@ -33,15 +38,25 @@ CANDIDATES = 8  # heads read per claim: losing a race moves on to the next
 
 
 def claimable(*, lanes: list[str]) -> QuerySet[Submission]:
-    """Queued heads of learners with nothing running, in `lanes`, oldest first."""
+    """Queued heads of learners with nothing running, in `lanes`, oldest first.
+
+    A learner's line is in the order they sent, except that one set aside
+    (a likely loop) goes behind the rest: their next answer, most likely a
+    fix, is not kept waiting for the loop's second run.
+    """
     same_learner = Submission.objects.filter(user_id=OuterRef("user_id"))
+    fresh = same_learner.filter(status=Status.QUEUED, set_aside=False)
     earlier = same_learner.filter(
-        status=Status.QUEUED, created_at__lt=OuterRef("created_at")
+        status=Status.QUEUED,
+        set_aside=OuterRef("set_aside"),
+        created_at__lt=OuterRef("created_at"),
     )
     running = same_learner.filter(status=Status.RUNNING)
     return (
         Submission.objects.filter(status=Status.QUEUED, lane__in=lanes)
+        .alias(behind_fresh=Exists(fresh))
         .exclude(Exists(earlier))
+        .exclude(set_aside=True, behind_fresh=True)
         .exclude(Exists(running))
         .order_by("enqueued_at", "created_at")
     )
@@ -49,12 +64,16 @@ def claimable(*, lanes: list[str]) -> QuerySet[Submission]:
 
 def _claim_next(lanes: Lanes) -> tuple[Submission, Hold, bool] | None:
     """Claim the first head that fits; (row, its hold, more waiting)."""
-    open_lanes = lanes.open_lanes()
-    if not open_lanes:
+    fresh, aside = lanes.open_lanes(), lanes.open_lanes(set_aside=True)
+    if not fresh and not aside:
         return None
-    heads = list(claimable(lanes=open_lanes).values_list("pk", "lane")[:CANDIDATES])
-    for index, (pk, lane) in enumerate(heads):
-        hold = lanes.take(lane)
+    heads = list(
+        claimable(lanes=sorted({*fresh, *aside}))
+        .filter(Q(set_aside=False, lane__in=fresh) | Q(set_aside=True, lane__in=aside))
+        .values_list("pk", "lane", "set_aside")[:CANDIDATES]
+    )
+    for index, (pk, lane, set_aside) in enumerate(heads):
+        hold = lanes.take(lane, set_aside=set_aside)
         if hold is None:
             continue
         try:
@@ -116,14 +135,23 @@ def submission_dispatch(*, wake: Callable[[], None]) -> int:
         submission, hold, more = claimed
         if more:
             wake()
+        set_aside = threading.Event()
 
-        def slow(hold=hold) -> None:
-            hold.slow()  # a burst slot may take the next grade now
-            wake()
+        def slow(hold=hold, row=submission, set_aside=set_aside) -> None:
+            if hold.slow():  # the burst is full: stop it, to run again later
+                set_aside.set()
+                running_grades.cancel(row.pk)
+            else:  # as soon as its learner sends another answer
+                running_grades.yield_to_own(
+                    row.pk, user_id=row.user_id, set_aside=set_aside
+                )
+            wake()  # a burst slot may take the next grade now
 
+        # One set aside before runs at the lowest priority from its start.
+        after = 0.0 if submission.set_aside else slow_after(submission.exercise)
         try:
             submission_grading.grade_claimed(
-                submission, slow=Slow(slow_after(submission.exercise), slow)
+                submission, slow=Slow(after, slow), set_aside=set_aside
             )
         except Exception:
             # Never leave it "running" under this live worker: the learner's

@@ -1,8 +1,9 @@
 """Prometheus metrics of the grader and its event streams.
 
 Counted where they happen: stream refusals and open streams in the web
-process; grades, crashes and budgets exceeded in the worker that ran them;
-slots busy and burst slots in use read from the worker's lanes at scrape.
+process; grades, crashes, budgets exceeded and grades set aside in the
+worker that ran them; slots busy and burst slots in use read from the
+worker's lanes at scrape.
 Read from the database at scrape (any process): queue depth per lane.
 
 A web process serves its own and the database's at /metrics
@@ -41,6 +42,10 @@ BUDGETS_EXCEEDED = Counter(
     "course_time_budgets_exceeded",
     "Grades stopped at their exercise's time budget.",
 )
+SET_ASIDE = Counter(
+    "course_grades_set_aside",
+    "Slow grades stopped while the burst was full, to run again later.",
+)
 
 
 def stream_opened() -> None:
@@ -53,6 +58,10 @@ def stream_closed() -> None:
 
 def stream_refused(cap: str) -> None:
     STREAM_REFUSALS.labels(cap=cap).inc()
+
+
+def grade_set_aside() -> None:
+    SET_ASIDE.inc()
 
 
 def grade_recorded(*, exercise: str, lane: str, verdict) -> None:

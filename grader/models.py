@@ -179,6 +179,11 @@ class Submission(models.Model):
         default=0, help_text="Times a worker claimed it; more than one means a crash."
     )
     claimed_by = models.CharField(max_length=200, blank=True)
+    set_aside = models.BooleanField(
+        default=False,
+        help_text="Stopped once as a likely loop while others waited: it runs "
+        "again at the lowest priority, in a burst slot (grader.lanes).",
+    )
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     enqueued_at = models.DateTimeField(
         null=True,

@@ -61,25 +61,32 @@ def submission_queue_places(watched: dict[str, int]) -> dict[str, tuple[int, boo
     """Queue position and "waits behind its own" of queued submissions, one query.
 
     `watched` maps submission id (text) -> its learner's id; a submission no
-    longer queued is absent. Only a learner's own rows count, those created
-    strictly earlier: see submission_queue_position and
+    longer queued is absent. Only a learner's own rows count: those running,
+    and those queued ahead of it (sent earlier; one set aside goes behind the
+    rest of its learner's line): see submission_queue_position and
     submission_waits_behind_own, which ask this for one submission. The
     event streams ask it for all they watch at once (grader.stream_hub).
     """
     rows = list(
         Submission.objects.filter(
             user_id__in=set(watched.values()), status__in=Submission.OUTSTANDING
-        ).values_list("pk", "user_id", "status", "created_at")
+        ).values_list("pk", "user_id", "status", "set_aside", "created_at")
     )
+    queued = Submission.Status.QUEUED
     by_user = defaultdict(list)
-    for _pk, user_id, status, created in rows:
-        by_user[user_id].append((status, created))
+    for _pk, user_id, status, set_aside, created in rows:
+        by_user[user_id].append((status, (set_aside, created)))
     places = {}
-    for pk, user_id, status, created in rows:
-        if str(pk) in watched and status == Submission.Status.QUEUED:
-            earlier = [s for s, at in by_user[user_id] if at < created]
-            queued = sum(s == Submission.Status.QUEUED for s in earlier)
-            places[str(pk)] = (queued + 1, bool(earlier))
+    for pk, user_id, status, set_aside, created in rows:
+        if str(pk) in watched and status == queued:
+            # A learner's line: running first, then queued in the order they
+            # were sent, those set aside (likely loops) last (grader.dispatch).
+            earlier = [
+                s for s, key in by_user[user_id]
+                if s != queued or key < (set_aside, created)
+            ]  # fmt: skip
+            ahead = sum(s == queued for s in earlier)
+            places[str(pk)] = (ahead + 1, bool(earlier))
     return places
 
 
@@ -101,6 +108,13 @@ def submission_queue_position(submission: Submission) -> int | None:
     """
     place = _place(submission)
     return place[0] if place else None
+
+
+# What a grade set aside (grader.lanes) waits for: room among the slow ones.
+SET_ASIDE_WAIT = (
+    "a slot for slow grades: it ran past its expected time while others "
+    "waited, so it was set aside to run again at low priority"
+)
 
 
 def submission_waits_behind_own(submission: Submission) -> bool:

@@ -152,10 +152,17 @@ def submission_grade(*, submission_id) -> str | None:
     return grade_claimed(submission)
 
 
-def grade_claimed(submission: Submission, *, slow: Slow | None = None) -> str | None:
+def grade_claimed(
+    submission: Submission,
+    *,
+    slow: Slow | None = None,
+    set_aside: threading.Event | None = None,
+) -> str | None:
     """Grade a row this worker claimed and save the verdict (if still running).
 
-    `slow` is told when the grade runs longer than expected (grader.lanes).
+    `slow` is told when the grade runs longer than expected (grader.lanes);
+    if the grade is stopped because `set_aside` was set, the row is queued
+    again instead of ending (grader.dispatch).
     """
     # Every database step retries: an error escaping here would leave the row
     # "running" under a live worker, and the learner's queue stuck behind it.
@@ -181,6 +188,9 @@ def grade_claimed(submission: Submission, *, slow: Slow | None = None) -> str | 
                 "error", 0.0, [CheckResult("grader", False, GRADER_FAILED)]
             )
     if verdict.status == Status.CANCELLED:
+        if set_aside is not None and set_aside.is_set():
+            with_db_retry(lambda: submission_set_aside(submission))
+            return Status.QUEUED
         return Status.CANCELLED  # the learner's cancel already ended the row
     saved = with_db_retry(lambda: _save(submission, verdict))
     if not saved:
@@ -236,6 +246,32 @@ def submission_release(submission: Submission) -> int:
     return released
 
 
+def submission_set_aside(submission: Submission) -> int:
+    """Queue a grade stopped as a likely loop again, behind everyone ready.
+
+    Not a crash: the claim it used is given back. A learner's cancel that
+    came first stands (the row is no longer running).
+    """
+    moved = Submission.objects.filter(
+        pk=submission.pk,
+        status=Status.RUNNING,
+        claimed_by=worker_id(),
+        grading_attempts=submission.grading_attempts,
+    ).update(
+        status=Status.QUEUED,
+        claimed_by="",
+        started_at=None,
+        set_aside=True,
+        enqueued_at=timezone.now(),
+        grading_attempts=F("grading_attempts") - 1,
+    )
+    if moved:
+        submission_promote_next(user_id=submission.user_id)
+        metrics.grade_set_aside()
+        events.submission_changed(submission.pk)
+    return moved
+
+
 def submission_promote_next(*, user_id: int) -> None:
     """Put the learner's next queued submission at the back of the queue.
 
@@ -245,7 +281,7 @@ def submission_promote_next(*, user_id: int) -> None:
     """
     next_pk = (
         Submission.objects.filter(user_id=user_id, status=Status.QUEUED)
-        .order_by("created_at")
+        .order_by("set_aside", "created_at")  # a set-aside one last (dispatch)
         .values_list("pk", flat=True)
         .first()
     )
@@ -348,7 +384,9 @@ def submissions_requeue_abandoned(*, local_only: bool = False) -> int:
             )
             submission_promote_next(user_id=row["user_id"])
         else:
-            mine.update(status=Status.QUEUED, claimed_by="", enqueued_at=timezone.now())
+            # Its place in the queue is kept: the learner waited their turn
+            # once, and the crash was not theirs.
+            mine.update(status=Status.QUEUED, claimed_by="")
         events.submission_changed(row["pk"])
         moved += 1
     if moved:

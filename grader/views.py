@@ -165,6 +165,7 @@ def submission_detail(request, submission_id):
             "hints": hints,
             "budget_seconds": budget,
             "behind_own": selectors.submission_waits_behind_own(submission),
+            "set_aside_wait": selectors.SET_ASIDE_WAIT,
             "own": own,
         },
     )

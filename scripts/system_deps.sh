@@ -3,14 +3,15 @@
 #   system_deps.sh run   bubblewrap for the sandbox; without root, warn and go on
 #                        (grading then runs in degraded mode, see README)
 #   system_deps.sh test  also docker-compose (compose-file check), chromium
-#                        (browser tests) and wrk (page benchmark); required
+#                        (browser tests), wrk (page benchmark) and nginx (the
+#                        deadline drill's proxy); required
 set -euo pipefail
 
 mode=${1:-test}
 if [ "$mode" = run ]; then
   packages=(bubblewrap)
 else
-  packages=(bubblewrap docker-compose chromium wrk)
+  packages=(bubblewrap docker-compose chromium wrk nginx-light)
 fi
 missing=()
 for pkg in "${packages[@]}"; do

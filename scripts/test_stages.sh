@@ -57,4 +57,6 @@ stage test "doctests: both portable modes" bash scripts/doctests_portable.sh
 for bench in sandbox pipeline page surge stream; do
     stage test "benchmark: $bench (short)" "$BIN/python" "benchmarks/${bench}_bench.py" --short
 done
+# The deadline drill, 100 learners: fails when anything is lost or duplicated.
+stage test "deadline drill (short)" "$BIN/python" benchmarks/deadline_drill.py --short
 report

@@ -44,6 +44,7 @@ ADDED = {
         "lane": "light",
         "time_budget_seconds": None,
         "exercise_version": None,
+        "set_aside": False,
     },
 }
 

@@ -12,7 +12,7 @@ from grader import client_dist
 from grader.api.client_compat import engine_info
 from grader.budgets import exercise_budget, exercise_lane
 from grader.models import Exercise, Submission
-from grader.selectors import submission_waits_behind_own
+from grader.selectors import SET_ASIDE_WAIT, submission_waits_behind_own
 
 
 class ExerciseListSerializer(serializers.ModelSerializer):
@@ -190,7 +190,8 @@ class SubmissionSerializer(serializers.ModelSerializer):
     )
     waiting_for = serializers.SerializerMethodField(
         help_text='While queued: "your earlier submission" (it waits behind your '
-        'own, one grading slot per learner) or "a free grader"; null after.'
+        'own, one grading slot per learner), "a free grader", or, once set '
+        f'aside as a likely loop, "{SET_ASIDE_WAIT}"; null after.'
     )
     timings = serializers.SerializerMethodField()
     time_budget_seconds = serializers.SerializerMethodField(
@@ -253,7 +254,7 @@ class SubmissionSerializer(serializers.ModelSerializer):
             return None
         if submission_waits_behind_own(obj):
             return "your earlier submission"
-        return "a free grader"
+        return SET_ASIDE_WAIT if obj.set_aside else "a free grader"
 
     def get_time_budget_seconds(self, obj: Submission) -> float:
         if obj.time_budget_seconds is not None:

@@ -112,6 +112,81 @@ def test_grades_that_run_long_let_burst_slots_take_the_next(queue, make_user):
     assert claim(lanes).pk == right.pk
 
 
+def test_a_grade_turning_slow_with_the_burst_full_is_set_aside(queue, make_user):
+    """Slow grades never hold more than the burst: one more is set aside,
+    and runs again only in burst room, slow from its start."""
+    loops = [queue(make_user(f"loop{n}")) for n in range(3)]
+    right = queue(make_user("ann"))
+    lanes = Lanes(slots=1, heavy=1, burst=1)
+    first = claim(lanes)
+    assert first.hold.slow() is False  # into the burst
+    second = claim(lanes)
+    assert second.pk == loops[1].pk and second.hold.slow() is True
+    assert second.hold.slow() is False  # told twice, set aside once
+    assert submission_grading.submission_set_aside(second) == 1
+    second.hold.release()
+    row = Submission.objects.get(pk=second.pk)
+    assert (row.status, row.set_aside, row.grading_attempts) == ("queued", True, 0)
+    assert row.started_at is None and row.claimed_by == ""
+    # behind everyone ready: fresh grades take the base slot first
+    third = claim(lanes)
+    assert third.pk == loops[2].pk
+    assert claim(lanes) is None  # the base slot is busy, the burst is full
+    third.hold.release()
+    finish(third)
+    answer = claim(lanes)
+    assert answer.pk == right.pk
+    answer.hold.release()
+    finish(answer)
+    assert claim(lanes) is None  # only the set-aside one waits: burst room only
+    first.hold.release()
+    finish(first)
+    again = claim(lanes)
+    assert again.pk == second.pk and again.hold.is_slow
+    # it holds the burst, not the base slot: a fresh grade still fits
+    assert lanes.open_lanes() == [LIGHT, HEAVY]
+    assert lanes.open_lanes(set_aside=True) == []
+
+
+def test_a_learners_next_answer_goes_ahead_of_their_loop_set_aside(queue, make_user):
+    from grader.selectors import submission_queue_position, submission_waits_behind_own
+
+    ann = make_user("ann")
+    looping, fix = queue(ann), queue(ann)
+    lanes = Lanes(slots=1, heavy=1, burst=1)
+    row = claim(lanes)
+    assert row.pk == looping.pk
+    assert submission_grading.submission_set_aside(row) == 1
+    row.hold.release()
+    looping.refresh_from_db()
+    fix.refresh_from_db()
+    # her line: the fix first, the loop set aside behind it
+    assert submission_queue_position(fix) == 1 and not submission_waits_behind_own(fix)
+    assert submission_queue_position(looping) == 2
+    assert submission_waits_behind_own(looping)
+    graded = claim(lanes)
+    assert graded.pk == fix.pk  # the burst had room for the loop: the fix first
+    assert claim(lanes) is None  # one grading slot per learner
+    graded.hold.release()
+    finish(graded)
+    assert claim(lanes).pk == looping.pk
+
+
+def test_without_a_burst_a_slow_grade_keeps_its_slot(queue, make_user):
+    """Nowhere to set it aside: GRADER_BURST_SLOTS=0 keeps the old rule."""
+    queue(make_user("ann"))
+    lanes = Lanes(slots=1, heavy=1, burst=0)
+    assert claim(lanes).hold.slow() is False
+
+
+def test_a_learners_cancel_wins_over_setting_aside(queue, make_user):
+    row = queue(make_user("ann"))
+    claimed = claim(Lanes(slots=1, heavy=1, burst=1))
+    Submission.objects.filter(pk=row.pk).update(status="cancelled")
+    assert submission_grading.submission_set_aside(claimed) == 0
+    assert Submission.objects.get(pk=row.pk).status == "cancelled"
+
+
 def test_the_database_refuses_a_second_running_row_for_one_learner(queue, make_user):
     ann = make_user("ann")
     first, second = queue(ann), queue(ann)

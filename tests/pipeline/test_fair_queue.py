@@ -112,6 +112,47 @@ def test_heavy_loops_leave_a_slot_for_a_light_answer(warm, make_user):
     assert loops[0].started_at < answer.started_at < loops[0].finished_at
 
 
+def test_loops_beyond_the_burst_or_before_a_fix_are_set_aside(db_stack, make_user):
+    """One slot and one burst slot: the first loop turns slow into the burst;
+    the next two turn slow with the burst full and are set aside (stopped,
+    queued again behind everyone), so the right answer submitted after all
+    three is graded while the first loop still runs. Each set-aside loop
+    runs again, in the burst only, and ends once at its budget."""
+    exercise = with_options("block-param-count", time_budget_seconds=3)
+    db_stack.start_worker(slots=1, GRADER_BURST_SLOTS="1")
+    loops = [
+        submit(make_user(f"l{n}"), exercise, loop("block_param_count"))
+        for n in range(3)
+    ]
+    answer = submit(make_user("ann"), exercise, BLOCK_RIGHT)
+    *loops, answer = finished([*loops, answer])
+    assert answer.status == "passed" and not answer.set_aside
+    assert [r.status for r in loops] == ["error"] * 3
+    assert "3 s of CPU time" in loops[1].checks[0]["message"]
+    assert [r.set_aside for r in loops] == [False, True, True]
+    # set aside is neither a crash nor a second grade: one claim counted
+    assert [r.grading_attempts for r in loops] == [1, 1, 1]
+    # the answer did not wait for the first loop's budget ...
+    assert answer.finished_at < loops[0].finished_at
+    # ... and the set-aside loops ran again only once the burst was free
+    assert loops[0].finished_at <= min(loops[1].started_at, loops[2].started_at)
+
+    # A learner whose loop runs slow in the burst sends a fix: the loop is
+    # set aside for it (one grading slot per learner), not waited for.
+    ann = Submission.objects.get(pk=answer.pk).user
+    looping = submit(ann, exercise, loop("block_param_count"))
+    wait_for(
+        lambda: Submission.objects.filter(pk=looping.pk, status="running").exists(),
+        timeout=120,
+        what="the loop to start",
+    )
+    fix = submit(ann, exercise, BLOCK_RIGHT)
+    looping, fix = finished([looping, fix])
+    assert fix.status == "passed" and looping.status == "error"
+    assert looping.set_aside and looping.grading_attempts == 1
+    assert fix.finished_at < looping.started_at  # its second run came after
+
+
 def test_cancelling_a_running_loop_frees_its_slot_at_once(warm, make_user):
     exercise = with_options("block-param-count", time_budget_seconds=20)
     warm.ready(slots=1)

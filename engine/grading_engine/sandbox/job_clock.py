@@ -26,6 +26,10 @@ import time
 from grading_engine.runner import Slow
 
 LOWEST_PRIORITY = 19
+# A grade's session (its autogroup) weighs this much less than a session at
+# nice 0, such as a web process's: at a deadline the pages and quiz saves
+# come first, grades take the rest of the CPU. 0 leaves grades level.
+JOB_SESSION_NICE = int(os.environ.get("GRADER_JOB_SESSION_NICE", "5"))
 POLL_MIN = 0.005  # seconds between reads of the clock, at most and at least
 POLL_MAX = 0.1
 BACKSTOP_FACTOR = 3
@@ -96,6 +100,8 @@ class JobClock:
         self.cpu = 0.0  # seconds, as last read
         self._clock = None if pid is None else process_cpu_clock(pid)
         self._cores = max(os.cpu_count() or 1, 1)
+        if JOB_SESSION_NICE:
+            session_nice(pid, JOB_SESSION_NICE)
 
     @property
     def backstop(self) -> float:
@@ -178,8 +184,16 @@ def demote(pid: int | None) -> None:
             os.setpriority(os.PRIO_PROCESS, int(tid), LOWEST_PRIORITY)
     except OSError:
         return  # it just ended
+    session_nice(pid, LOWEST_PRIORITY)
+
+
+def session_nice(pid: int | None, nice: int) -> None:
+    """The nice value of `pid`'s session (its autogroup), where the kernel
+    schedules by session; the threads' own nice values are left alone."""
+    if pid is None:
+        return
     try:
         with open(f"/proc/{pid}/autogroup", "w") as f:
-            f.write(str(LOWEST_PRIORITY))
+            f.write(str(nice))
     except OSError:
         pass  # no autogroup scheduling here, or the job just ended
