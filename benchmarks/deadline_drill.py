@@ -56,6 +56,7 @@ RECOVERED = {
     "redis": "drill: recovered after redis",
     "web": "drill: recovered after web",
     "postgres": "drill: recovered after postgres",
+    "network": "drill: a quiz saved after the network came back",
 }
 RIGHT = [
     "tie-weights",
@@ -244,8 +245,8 @@ hashed = make_password({PASSWORD!r})
 teacher = User.objects.create(username="teacher0", password=hashed)
 assign_role(teacher, "instructor")
 cohort = cohort_create(owner=teacher, name="Deadline drill")
-for n in range({learners}):
-    user = User.objects.create(username=f"drill{{n}}", password=hashed)
+for name in [*(f"drill{{n}}" for n in range({learners})), "drill-offline"]:
+    user = User.objects.create(username=name, password=hashed)
     assign_role(user, "learner")
     cohort_join(cohort=cohort, user=user)
 now = timezone.now()
@@ -370,6 +371,98 @@ class Faults(threading.Thread):
         except AssertionError:
             return None
         return time.time()
+
+
+class OfflineLearner(threading.Thread):
+    """A learner in Chromium whose network drops for 20 s mid-quiz: the
+    answers typed meanwhile must reach the server by the page's own retry.
+    """
+
+    CHROMIUM = Path("/usr/bin/chromium")
+    FLAGS = ["--headless", "--no-sandbox", "--disable-gpu",
+             "--disable-background-networking"]  # fmt: skip
+
+    def __init__(self, drill: Drill, quiz_id: int, at: float):
+        super().__init__(daemon=True)
+        self.drill, self.quiz_id, self.at = drill, quiz_id, at
+        self.typed: dict[str, str] = {}  # question number -> what was typed
+        self.attempt: int | None = None
+        self.window: dict | None = None  # {"fault", "from", "to", "recovered"}
+        self.error: str | None = None
+
+    def run(self) -> None:
+        try:
+            self.sit()
+        except Exception as exc:  # noqa: BLE001 - reported by the drill's gate
+            self.error = repr(exc)
+
+    def answer(self, page, number: int, value: str) -> None:
+        field = page.locator(f"#a-{number}")
+        if field.count():
+            field.fill(value)
+            field.press("Tab")
+        else:  # a choice: its first option
+            page.locator(f"input[name=q-{number}]").first.check()
+            value = page.locator(f"input[name=q-{number}]").first.get_attribute("value")
+        self.typed[str(number)] = value
+
+    def sit(self) -> None:
+        from playwright.sync_api import sync_playwright
+
+        base = f"http://127.0.0.1:{self.drill.port}"
+        with sync_playwright() as p:
+            browser = p.chromium.launch(
+                executable_path=str(self.CHROMIUM), args=self.FLAGS
+            )
+            context = browser.new_context()
+            page = context.new_page()
+            page.set_default_timeout(90_000)
+            page.goto(base + "/accounts/login/")
+            page.fill("#id_username", "drill-offline")
+            page.fill("#id_password", PASSWORD)
+            page.click("main button[type=submit]")
+            page.wait_for_url(lambda url: "/accounts/login/" not in url)
+            time.sleep(max(self.at - time.time(), 0))
+            page.goto(f"{base}/quizzes/{self.quiz_id}/")
+            page.click("#start")
+            page.wait_for_selector("#save-status", state="attached")
+            self.attempt = int(page.url.rstrip("/").rsplit("/", 1)[1])
+            self.answer(page, 1, "11")
+            page.wait_for_selector("#save-status:has-text('Saved')")
+            began = time.time()
+            context.set_offline(True)
+            self.answer(page, 2, "22")
+            self.answer(page, 3, "33")
+            page.wait_for_selector(
+                "#save-status.is-bad:has-text('could not be reached')"
+            )
+            time.sleep(max(began + 20 - time.time(), 0))  # the outage is 20 s long
+            context.set_offline(False)
+            ended = time.time()
+            page.wait_for_selector("#save-status:not(.is-bad):has-text('saved')")
+            self.window = {"fault": "network", "from": began, "to": ended,
+                           "recovered": time.time()}  # fmt: skip
+            print(f"  fault network (Chromium, 20 s offline mid-quiz): saved "
+                  f"{self.window['recovered'] - ended:.1f} s after it came back",
+                  flush=True)  # fmt: skip
+            browser.close()
+
+    def lost(self) -> list[str]:
+        """The typed answers the server does not have (or why it cannot say)."""
+        if self.error or self.attempt is None:
+            return [f"the offline learner did not finish: {self.error}"]
+        import psycopg
+
+        with psycopg.connect(self.drill.env["DATABASE_URL"], autocommit=True) as db:
+            row = db.execute(
+                "SELECT answers FROM quiz_quizattempt WHERE id = %s", [self.attempt]
+            ).fetchone()
+        stored = (row[0] if row else None) or {}
+        return [
+            f"offline learner's question {n}"
+            for n, value in self.typed.items()
+            if not same((stored.get(n) or {}).get("value"), value)
+        ]
 
 
 class Sampler(threading.Thread):
@@ -499,7 +592,12 @@ def figures(
     """Printed beside the README's, as the other benchmarks do."""
     import psycopg
 
-    windows = [(f["from"], (f["recovered"] or f["to"])) for f in faults]
+    # The stack's faults (one learner's network drop is not one of them).
+    windows = [
+        (f["from"], (f["recovered"] or f["to"]))
+        for f in faults
+        if f["fault"] != "network"
+    ]
 
     def calm(at: float) -> bool:
         return not any(a <= at <= b for a, b in windows)
@@ -564,7 +662,8 @@ def figures(
     )
     for fault in faults:
         recovered = fault["recovered"]
-        took = "never" if recovered is None else f"{recovered - fault['from']:.1f} s"
+        since = fault["to"] if fault["fault"] == "network" else fault["from"]
+        took = "never" if recovered is None else f"{recovered - since:.1f} s"
         show(RECOVERED[fault["fault"]], took)
 
 
@@ -633,6 +732,8 @@ def main() -> None:
         rate = max(learners / (window * 0.4), 1.0)  # all in by 40% of the window
         faults = Faults(drill, pg, redis, window)
         faults.start()
+        offline = OfflineLearner(drill, ids["quiz"], time.time() + 0.25 * window)
+        offline.start()
         load = subprocess.run(
             [
                 PY,
@@ -666,6 +767,8 @@ def main() -> None:
         )
         (OUT / "locust.log").write_text(load.stdout + load.stderr)
         faults.join(timeout=300)
+        offline.join(timeout=300)
+        done = faults.done + ([offline.window] if offline.window else [])
         print(
             f"== load done {time.monotonic() - started:.0f} s after start "
             f"(locust exit {load.returncode})",
@@ -678,8 +781,9 @@ def main() -> None:
             f"== {learners} learners, {instructors} instructor(s), "
             f"{window:.0f} s window"
         )
-        figures(drill, ledger, faults.done, sampler, OUT / "locust_stats.csv")
-        broken = check(drill, ledger, faults.done)
+        figures(drill, ledger, done, sampler, OUT / "locust_stats.csv")
+        broken = check(drill, ledger, done)
+        broken["saves lost"] += offline.lost()
     finally:
         sampler.stop.set()
         drill.stop()

@@ -65,6 +65,7 @@ FIGURES = (
     "drill: recovered after redis",
     "drill: recovered after web",
     "drill: recovered after postgres",
+    "drill: a quiz saved after the network came back",
     "drill: lost, duplicated, 5xx outside the outage",
 )
 

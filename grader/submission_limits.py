@@ -17,15 +17,18 @@ whichever way they submit.
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
+from redis.exceptions import RedisError
 
 from quiz.core.rates import rate_parse, rate_words
 
+log = logging.getLogger(__name__)
 # When the cap refuses, suggest retrying after about one light grade.
 CAP_RETRY_AFTER_SECONDS = 5
 
@@ -39,7 +42,19 @@ class SubmissionThrottled(Exception):  # noqa: N818 - reads as what happened
 
 
 def rate_take(*, user_id: int, rate: str | None = None) -> None:
-    """Count one submission against the learner's rate; raise when over it."""
+    """Count one submission against the learner's rate; raise when over it.
+
+    With the cache away (Redis restarting) nothing is counted and the
+    submission goes on: the outstanding cap, kept in the database, still
+    bounds every learner, and a deadline is no time to refuse them.
+    """
+    try:
+        _rate_take(user_id=user_id, rate=rate)
+    except RedisError as exc:
+        log.warning("submission rate not counted (the cache is away): %s", exc)
+
+
+def _rate_take(*, user_id: int, rate: str | None) -> None:
     limit, period = rate_parse(rate or settings.SUBMISSION_RATE)
     now = time.time()
     start_key = f"submissions:rate:{user_id}:{period}:start"

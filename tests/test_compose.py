@@ -83,6 +83,15 @@ def test_the_proxy_does_not_buffer_event_streams():
     assert "location = /metrics { return 404; }" in conf
 
 
+def test_the_proxy_passes_the_host_with_its_port():
+    """Django checks a form's Origin against the Host it is given: `$host`
+    drops the port, so every sign-in through the proxy on a port other
+    than 80 was refused (403, CSRF), as the deadline drill found."""
+    conf = (PROJECT_ROOT / "deploy" / "nginx.conf").read_text()
+    assert conf.count("proxy_set_header Host $http_host;") == 2
+    assert "proxy_set_header Host $host;" not in conf
+
+
 def test_app_services_wait_for_healthy_dependencies(config):
     for name in ("migrate", "web", "worker", "beat"):
         depends = config["services"][name]["depends_on"]

@@ -40,7 +40,14 @@ def test_the_editor_bundle_is_served_gzipped_under_a_hashed_name(collected):
     assert zipped["Content-Encoding"] in ("gzip", "br")
     body = b"".join(zipped.streaming_content)
     assert len(body) < EDITOR.stat().st_size / 2
-    assert gzip.decompress(body) == EDITOR.read_bytes()
+    if zipped["Content-Encoding"] == "br":
+        # WhiteNoise adds brotli where the package is installed (the test
+        # tools bring it; the service's requirements do not).
+        import brotli
+
+        assert brotli.decompress(body) == EDITOR.read_bytes()
+    else:
+        assert gzip.decompress(body) == EDITOR.read_bytes()
 
     plain = client.get(url)  # a client that does not ask gets the plain file
     assert "Content-Encoding" not in plain

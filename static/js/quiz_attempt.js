@@ -349,6 +349,19 @@
         closedNow(body.detail || "This attempt is closed.");
         return;
       }
+      if ([502, 503, 504].includes(response.status)) {
+        // The database restarting, or a web process: try again by itself,
+        // when the server says (Retry-After), as when it cannot be reached.
+        retry();
+        unreachable = true;
+        const after = Number(response.headers.get("Retry-After"));
+        const words = "Not saved yet: the server is busy. Trying again in a few seconds…";
+        say(status, words);
+        status.classList.add("is-bad");
+        for (const number of [...numbers, ...touched]) note(number, words, "bad");
+        later(after > 0 ? Math.min(after, 30) * 1000 : RETRY_MS);
+        return;
+      }
       retry();
       status.classList.add("is-bad");
       const words =

@@ -253,6 +253,35 @@ def test_learners_take_a_timed_quiz_by_keyboard(
     page.wait_for_selector("#save-status:not(.is-bad):has-text('saved')")
     assert page.text_content("#status-3") == ""
 
+    # The database restarting: 503 with Retry-After. The page says so and
+    # saves by itself once the server is back, with no key pressed.
+    refused = []
+
+    def busy_once(route):
+        if refused:
+            route.continue_()
+            return
+        refused.append(route.request.url)
+        route.fulfill(
+            status=503,
+            headers={"Retry-After": "1"},
+            content_type="application/json",
+            body='{"detail": "The database is unavailable."}',
+        )
+
+    page.route("**/api/v1/attempts/**", busy_once)
+    typed = page.input_value("#a-3")
+    keys(page, "Control+a", "7", "Enter")  # a wrong answer, for a moment
+    page.wait_for_selector("#save-status.is-bad:has-text('Trying again')")
+    page.wait_for_selector("#save-status:not(.is-bad):has-text('saved')")
+    assert len(refused) == 1 and "busy" not in page.text_content("#status-3")
+    page.unroute("**/api/v1/attempts/**")
+    with page.expect_response(
+        lambda r: "/api/v1/attempts/" in r.url and r.request.method == "PATCH" and r.ok
+    ):
+        page.fill("#a-3", typed)  # the right answer again
+        keys(page, "Enter")
+
     # A reload (or another device) shows the same answers, flags and clock.
     page.reload()
     page.wait_for_selector("#question-4 .cm-editor")

@@ -290,3 +290,21 @@ def test_a_queued_submission_says_what_it_waits_for(api, exercise, learner):
     assert detail["waiting_for"] == "your earlier submission"
     assert detail["queue_position"] == 1
     assert api.get(first["url"]).json()["waiting_for"] is None
+
+
+def test_a_submission_is_accepted_while_the_cache_is_away(api, exercise, settings):
+    """Redis restarting (nothing listens on its port): the rate is not
+    counted and the submission is saved; the outstanding cap, kept in the
+    database, still holds. The deadline drill found a 500 here."""
+    from benchmarks.private_services import free_port
+
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": f"redis://127.0.0.1:{free_port()}/0",
+        }
+    }
+    settings.SUBMISSION_RATE = "1/min"
+    settings.SUBMISSION_MAX_OUTSTANDING = 2
+    assert [submit(api).status_code for _ in range(3)] == [202, 202, 429]
+    assert Submission.objects.filter(status="queued").count() == 2
