@@ -141,7 +141,7 @@ def submission_dispatch(*, wake: Callable[[], None]) -> int:
             if hold.slow():  # the burst is full: stop it, to run again later
                 set_aside.set()
                 running_grades.cancel(row.pk)
-            else:  # as soon as its learner sends another answer
+            elif lanes.burst:  # as soon as its learner sends another answer
                 running_grades.yield_to_own(
                     row.pk, user_id=row.user_id, set_aside=set_aside
                 )

@@ -67,6 +67,9 @@ class Lanes:
         return self.total - sum(self.active.values())
 
     def _fits(self, lane: str, *, set_aside: bool = False) -> bool:
+        if set_aside and not self.burst:
+            # No burst here (another host set it aside): a slot as for any.
+            set_aside = False
         if set_aside:
             # A grade set aside earlier runs slow from its start, in the burst.
             if self.total >= self.slots + self.burst:

@@ -173,10 +173,19 @@ def test_a_learners_next_answer_goes_ahead_of_their_loop_set_aside(queue, make_u
 
 
 def test_without_a_burst_a_slow_grade_keeps_its_slot(queue, make_user):
-    """Nowhere to set it aside: GRADER_BURST_SLOTS=0 keeps the old rule."""
-    queue(make_user("ann"))
+    """Nowhere to set it aside: GRADER_BURST_SLOTS=0 keeps the old rule, and
+    a row another host set aside takes a slot as any other would (it must
+    not wait for burst room that this host never has)."""
+    ann, ben = make_user("ann"), make_user("ben")
+    queue(ann)
+    aside = queue(ben)
+    Submission.objects.filter(pk=aside.pk).update(set_aside=True)
     lanes = Lanes(slots=1, heavy=1, burst=0)
-    assert claim(lanes).hold.slow() is False
+    first = claim(lanes)
+    assert first.hold.slow() is False
+    assert claim(lanes) is None  # its one slot is held
+    first.hold.release()
+    assert claim(lanes).pk == aside.pk
 
 
 def test_a_learners_cancel_wins_over_setting_aside(queue, make_user):
