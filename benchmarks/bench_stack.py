@@ -19,6 +19,8 @@ import urllib.request
 import uuid
 from pathlib import Path
 
+from private_services import celery_worker_argv
+
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 TERMINAL = {"passed", "failed", "error", "cancelled"}
@@ -107,17 +109,7 @@ class Bench:
     def start_worker(self, name: str, slots: int = 1, **env: str) -> subprocess.Popen:
         """One grading process with `slots` sandbox slots (one thread each)."""
         return self.spawn(
-            [
-                PY,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "worker",
-                "--loglevel=WARNING",
-                "--hostname",
-                f"{name}@%h",
-            ],
+            celery_worker_argv(PY, f"{name}@%h", loglevel="WARNING"),
             **{"GRADER_POOL_SIZE": str(slots), **env},
         )
 

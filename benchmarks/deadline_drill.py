@@ -43,7 +43,13 @@ from pathlib import Path
 
 import yaml
 from bench_stack import ROOT, TERMINAL, manage, pct
-from private_services import PostgresServer, RedisServer, free_port, wait_for
+from private_services import (
+    PostgresServer,
+    RedisServer,
+    celery_worker_argv,
+    free_port,
+    wait_for,
+)
 from readme_figures import Gates, show
 
 PY = sys.executable
@@ -140,20 +146,7 @@ class Drill:
         )
 
     def worker(self, n: int) -> None:
-        self.spawn(
-            f"worker{n}",
-            [
-                PY,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "worker",
-                "--loglevel=INFO",
-                "--hostname",
-                f"drill{n}@%h",
-            ],
-        )
+        self.spawn(f"worker{n}", celery_worker_argv(PY, f"drill{n}@%h"))
 
     def beat(self) -> None:
         schedule = OUT / "celerybeat-schedule"

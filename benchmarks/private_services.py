@@ -15,6 +15,12 @@ import time
 from pathlib import Path
 
 
+def celery_worker_argv(python: str, hostname: str, loglevel: str = "INFO") -> list[str]:
+    """A grading worker's command line, as compose runs it (named `hostname`)."""
+    return [python, "-m", "celery", "-A", "config", "worker",
+            f"--loglevel={loglevel}", "--hostname", hostname]  # fmt: skip
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -67,18 +67,15 @@ class Lanes:
         return self.total - sum(self.active.values())
 
     def _fits(self, lane: str, *, set_aside: bool = False) -> bool:
-        if set_aside and not self.burst:
-            # No burst here (another host set it aside): a slot as for any.
-            set_aside = False
-        if set_aside:
-            # A grade set aside earlier runs slow from its start, in the burst.
-            if self.total >= self.slots + self.burst:
-                return False
+        if self.total >= self.slots + self.burst:
+            return False
+        if set_aside and self.burst:
+            # A grade set aside earlier runs slow from its start, in the
+            # burst (with no burst here, another host set it aside: a slot
+            # as for any other).
             if self.slow_count() >= self.burst:
                 return False
             return lane != HEAVY or self.heavy_total < self.heavy + self.burst
-        if self.total >= self.slots + self.burst:
-            return False
         if sum(self.active.values()) >= self.slots:
             return False
         if lane != HEAVY:

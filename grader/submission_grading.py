@@ -233,14 +233,21 @@ def _save(submission: Submission, verdict: Verdict) -> int:
     )
 
 
-def submission_release(submission: Submission) -> int:
-    """Put a row this worker claimed back in the queue (its grade failed to end)."""
-    released = Submission.objects.filter(
+def _held_here(submission: Submission):
+    """The row while this worker's claim of it still stands."""
+    return Submission.objects.filter(
         pk=submission.pk,
         status=Status.RUNNING,
         claimed_by=worker_id(),
         grading_attempts=submission.grading_attempts,
-    ).update(status=Status.QUEUED, claimed_by="", enqueued_at=timezone.now())
+    )
+
+
+def submission_release(submission: Submission) -> int:
+    """Put a row this worker claimed back in the queue (its grade failed to end)."""
+    released = _held_here(submission).update(
+        status=Status.QUEUED, claimed_by="", enqueued_at=timezone.now()
+    )
     if released:
         events.submission_changed(submission.pk)
     return released
@@ -252,12 +259,7 @@ def submission_set_aside(submission: Submission) -> int:
     Not a crash: the claim it used is given back. A learner's cancel that
     came first stands (the row is no longer running).
     """
-    moved = Submission.objects.filter(
-        pk=submission.pk,
-        status=Status.RUNNING,
-        claimed_by=worker_id(),
-        grading_attempts=submission.grading_attempts,
-    ).update(
+    moved = _held_here(submission).update(
         status=Status.QUEUED,
         claimed_by="",
         started_at=None,

@@ -23,6 +23,7 @@ import pytest
 from benchmarks.private_services import (  # noqa: F401 - fixtures' helpers
     PostgresServer,
     RedisServer,
+    celery_worker_argv,
     free_port,
     wait_for,
 )
@@ -182,17 +183,7 @@ class Stack:
         self, *, slots: int = 1, beat: bool = False, **env: str
     ) -> subprocess.Popen:
         """One grading process with `slots` sandbox slots (one thread each)."""
-        argv = [
-            PYTHON,
-            "-m",
-            "celery",
-            "-A",
-            "config",
-            "worker",
-            "--loglevel=INFO",
-            "--hostname",
-            f"{self.queue}-{len(self.workers)}@%h",
-        ]
+        argv = celery_worker_argv(PYTHON, f"{self.queue}-{len(self.workers)}@%h")
         if beat:
             argv += ["-B", "--schedule", tempfile.mktemp(prefix="beat-")]
         log = open(tempfile.mktemp(prefix="worker-", suffix=".log"), "w")  # noqa: SIM115
