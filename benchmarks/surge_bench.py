@@ -42,7 +42,7 @@ LIGHT = ["tie-weights", "count-params", "kv-cache-bytes", "block-param-count",
 HEAVY = ["gpt2-forward", "causal-self-attention"]
 LOOP_ON = ["tie-weights", "count-params", "kv-cache-bytes", "gpt2-forward"]
 PASSWORD = "surge-pass-123"
-LIGHT_GATE = 25.0  # light p95 in the short surge / an idle light grade, same run
+OVER_BURST_GATE = 0.05  # share of samples with more slow grades than the burst
 
 
 @dataclass
@@ -631,13 +631,18 @@ def main() -> None:
     ratio = pct(light_waits, 0.95) / base if light_waits else float("inf")
     show("surge: light p95 over an idle light grade (same run)",
          f"{ratio:.1f}x (idle {base:.2f} s)")  # fmt: skip
+    # What made light grades wait: slow grades (likely loops) holding more
+    # than the burst, i.e. base slots. A share of the samples, whatever the
+    # machine's speed; the ratio above swings with the load (7-25x fixed).
+    samples = occupancy.samples
+    over = sum(slow > burst for _, _, slow in samples) / max(len(samples), 1)
+    print(f"  slow grades over the burst ({burst}): {over:.0%} of "
+          f"{len(samples)} samples")  # fmt: skip
     gates = Gates()
-    # In the short surge only: the full one saturates both cores with grades
-    # that need them (its ratio is printed, for the README).
     gates.check(
-        not args.short or ratio <= LIGHT_GATE,
-        f"surge light p95 {ratio:.1f}x an idle light grade ({base:.2f} s) "
-        f"<= {LIGHT_GATE:g}x",
+        over <= OVER_BURST_GATE,
+        f"slow grades held base slots in {over:.0%} of the surge "
+        f"<= {OVER_BURST_GATE:.0%}",
     )
     gates.check(not lost and not twice and not server_errors,
                 "nothing lost, graded twice or answered 5xx")  # fmt: skip
