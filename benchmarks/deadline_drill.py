@@ -217,14 +217,15 @@ class Drill:
 def setup(drill: Drill, learners: int) -> dict:
     """The course, its learners, one instructor (whom every simulated
     instructor signs in as), their cohort and a timed quiz; ids as JSON."""
-    drill.manage("migrate", "--no-input")
-    drill.manage("load_content")
-    drill.manage("collectstatic", "--no-input")
     made = drill.manage(
         "shell",
         "-c",
         f"""
 import json
+from django.core.management import call_command
+call_command("migrate", "--no-input", verbosity=0)  # one Django start for all
+call_command("load_content", verbosity=0)
+call_command("collectstatic", "--no-input", verbosity=0)
 from datetime import timedelta
 from django.contrib.auth.hashers import make_password
 from django.contrib.auth.models import User
@@ -693,17 +694,23 @@ def main() -> None:
     started = time.monotonic()
     try:
         ids = setup(drill, learners)
+        print(f"== set up {time.monotonic() - started:.0f} s after start", flush=True)
         for n in range(2):
             drill.web(n)
             drill.worker(n)
         drill.beat()
-        drill.nginx()
+        # nginx once the web processes answer, as compose orders them
+        # (depends_on: service_healthy): started before, an nginx worker that
+        # met both refusing marks them failed for fail_timeout and answers a
+        # learner's first request 502 (a CI run saw two on /accounts/login/).
         wait_for(
-            lambda: all(drill.healthy(p) for p in [None, *drill.web_ports]),
+            lambda: all(drill.healthy(p) for p in drill.web_ports),
             timeout=120,
             interval=0.2,
-            what="the stack",
+            what="the web processes",
         )
+        drill.nginx()
+        wait_for(drill.healthy, timeout=30, interval=0.1, what="nginx")
         print(
             f"== stack up {time.monotonic() - started:.0f} s after start: nginx on "
             f"{drill.port}, web {drill.web_ports}, 2 workers, beat",
