@@ -23,6 +23,7 @@ queued or running, and no 5xx other than a 503 during the database's
 outage. Any of these failing fails the run (exit 1), in every mode.
 
     .venv/bin/python benchmarks/deadline_drill.py [--short] [--learners N]
+        [--window SECONDS] [--arrive SHARE]
 """
 
 from __future__ import annotations
@@ -666,6 +667,13 @@ def main() -> None:
     parser.add_argument("--short", action="store_true", help="100 learners (CI)")
     parser.add_argument("--learners", type=int, default=None)
     parser.add_argument("--window", type=float, default=None, help="seconds")
+    parser.add_argument(
+        "--arrive",
+        type=float,
+        default=None,
+        help="the share of the window over which learners arrive (short 0.4, "
+        "full 0.7: a deadline's last minutes bring learners throughout)",
+    )
     args = parser.parse_args()
     learners = args.learners or (100 if args.short else 1000)
     window = args.window or (90.0 if args.short else 600.0)
@@ -729,7 +737,8 @@ def main() -> None:
             "DRILL_SAVE_EVERY": "2" if args.short else "5",
             "DRILL_INSTRUCTORS": str(instructors),
         }
-        rate = max(learners / (window * 0.4), 1.0)  # all in by 40% of the window
+        arrive = args.arrive or (0.4 if args.short else 0.7)
+        rate = max(learners / (window * arrive), 0.1)
         faults = Faults(drill, pg, redis, window)
         faults.start()
         offline = OfflineLearner(drill, ids["quiz"], time.time() + 0.25 * window)
@@ -779,7 +788,7 @@ def main() -> None:
         ledger = ledger_read(ledger_path)
         print(
             f"== {learners} learners, {instructors} instructor(s), "
-            f"{window:.0f} s window"
+            f"{window:.0f} s window, arriving over its first {arrive:.0%}"
         )
         figures(drill, ledger, done, sampler, OUT / "locust_stats.csv")
         broken = check(drill, ledger, done)
