@@ -270,6 +270,11 @@ CELERY_WORKER_CONCURRENCY = GRADER_POOL_SIZE + GRADER_BURST_SLOTS
 # by its first grade instead (the test suite's workers, which grade one or
 # two exercises of the course they load).
 GRADER_MEASURE_ON_START = envbool("GRADER_MEASURE_ON_START", True)
+# How often a worker looks for grades held by a dead worker of its own host
+# (killed, crashed) and puts them back in the queue: a sibling takes them
+# over without waiting for the dead one's restart (0: only at the restart,
+# or when the lease runs out).
+GRADER_PEER_CHECK_SECONDS = envint("GRADER_PEER_CHECK_SECONDS", 2, minimum=0)
 # The cap of every exercise's time budget, in CPU seconds (grader.budgets).
 GRADER_TIMEOUT_SECONDS = envint("GRADER_TIMEOUT_SECONDS", 60, minimum=1)
 # A running row whose worker has held it this long is graded again: longer

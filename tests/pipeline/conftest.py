@@ -128,6 +128,10 @@ class Stack:
             # two of its sixty exercises (test_pipeline proves the start's
             # measuring with it on).
             "GRADER_MEASURE_ON_START": "0",
+            # Workers of this host share it with other tests' workers (the
+            # warm ones, on the same database): none takes back what a test
+            # killed unless that test asks (test_pipeline's sibling test).
+            "GRADER_PEER_CHECK_SECONDS": "0",
             **extra,
         }
         self.workers: list[subprocess.Popen] = []

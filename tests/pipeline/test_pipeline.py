@@ -214,6 +214,27 @@ def test_a_killed_worker_regrades_once_and_a_second_crash_ends_in_error(
     assert "this was not your code's fault" in row.checks[0]["message"]
 
 
+def test_a_sibling_takes_back_a_killed_workers_grade_before_its_restart(
+    gate, stack, exercises, make_user
+):
+    """Two workers on one host, one killed mid-grade and not restarted: the
+    other sees its process gone and grades the row again, once
+    (GRADER_PEER_CHECK_SECONDS; without it the row waits for a restart or
+    the lease, and no beat runs here)."""
+    pk = _submit(exercises, make_user("dave"), gated_code("dave"))
+    worker = {"GRADER_BURST_SLOTS": "0", "GRADER_PEER_CHECK_SECONDS": "1", **gate.env}
+    first = stack.start_worker(**worker)
+    assert _running_pid(pk) == first.pid
+    sibling = stack.start_worker(**worker)
+    stack.wait_ready(sibling)  # past its own start's look for dead workers
+    _kill_worker(stack, first.pid)
+    gate.open("dave")
+    wait_terminal([pk])
+    row = Submission.objects.get(pk=pk)
+    assert (row.status, row.grading_attempts) == ("passed", 2), "regraded once"
+    assert row.claimed_by.endswith(f":{sibling.pid}")
+
+
 def test_a_starting_worker_measures_every_exercise_without_a_budget(db_stack):
     """GRADER_MEASURE_ON_START, as deployed: before any learner submits."""
     load_exercises("block-param-count", "tie-weights")
