@@ -281,6 +281,15 @@
           for (const number of touched) flagsTouched.add(number);
         }
       };
+      // Sent again by itself after `ms`: the server away or busy, not a refusal.
+      const tryAgain = (words, ms) => {
+        retry();
+        unreachable = true;
+        say(status, words);
+        status.classList.add("is-bad");
+        for (const number of [...numbers, ...touched]) note(number, words, "bad");
+        later(ms);
+      };
       for (const number of [...numbers, ...touched]) note(number, "Saving…");
       const request = fetch(form.dataset.api, {
         method: "PATCH",
@@ -300,13 +309,7 @@
         response = await request;
         body = await response.json().catch(() => ({}));
       } catch (error) {
-        retry();
-        unreachable = true;
-        const words = "Not saved: the server could not be reached. Trying again every few seconds…";
-        say(status, words);
-        status.classList.add("is-bad");
-        for (const number of [...numbers, ...touched]) note(number, words, "bad");
-        later(RETRY_MS);
+        tryAgain("Not saved: the server could not be reached. Trying again every few seconds…", RETRY_MS);
         return;
       } finally {
         if (inFlight === request) inFlight = null;
@@ -352,14 +355,11 @@
       if ([502, 503, 504].includes(response.status)) {
         // The database restarting, or a web process: try again by itself,
         // when the server says (Retry-After), as when it cannot be reached.
-        retry();
-        unreachable = true;
         const after = Number(response.headers.get("Retry-After"));
-        const words = "Not saved yet: the server is busy. Trying again in a few seconds…";
-        say(status, words);
-        status.classList.add("is-bad");
-        for (const number of [...numbers, ...touched]) note(number, words, "bad");
-        later(after > 0 ? Math.min(after, 30) * 1000 : RETRY_MS);
+        tryAgain(
+          "Not saved yet: the server is busy. Trying again in a few seconds…",
+          after > 0 ? Math.min(after, 30) * 1000 : RETRY_MS,
+        );
         return;
       }
       retry();
