@@ -14,11 +14,14 @@ import glob
 import os
 import tempfile
 
-worker_class = "uvicorn_worker.UvicornWorker"
-# On SIGTERM (a deploy, a restart) requests in flight get this long; open
-# event streams are then cut and their pages reconnect to another process
-# (compose kills a container 10 s after SIGTERM anyway). The default, 30 s,
-# kept a stopped process serving streams for their whole life.
+# uvicorn's worker, cutting open event streams 3 s after SIGTERM so that they
+# give their slots back (config/web_worker.py says why).
+worker_class = "config.web_worker.StreamingUvicornWorker"
+# On SIGTERM (a deploy, a restart) requests in flight get this long before
+# the worker is killed (compose kills a container 10 s after SIGTERM anyway).
+# The default, 30 s, kept a stopped process serving streams for their whole
+# life; the worker now cuts them first, and their pages reconnect to another
+# process.
 graceful_timeout = 8
 
 _given = os.environ.get("PROMETHEUS_MULTIPROC_DIR")

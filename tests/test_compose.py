@@ -60,7 +60,7 @@ def test_web_runs_asgi_and_the_worker_runs_celery(config):
     dockerfile = (PROJECT_ROOT / "Dockerfile").read_text()
     assert '"--config", "deploy/gunicorn.conf.py", "config.asgi"' in dockerfile
     gunicorn_conf = (PROJECT_ROOT / "deploy/gunicorn.conf.py").read_text()
-    assert 'worker_class = "uvicorn_worker.UvicornWorker"' in gunicorn_conf
+    assert 'worker_class = "config.web_worker.StreamingUvicornWorker"' in gunicorn_conf
 
 
 def test_web_and_worker_can_be_scaled_behind_the_proxy(config):

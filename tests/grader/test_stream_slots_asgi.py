@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import re
 import urllib.request
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import psycopg
@@ -160,3 +161,59 @@ def test_a_stream_slot_comes_back_however_the_client_leaves(
         await back("the slots of streams closed by their clients")
 
     asyncio.run(scenario())
+
+
+def test_a_stopped_web_process_gives_its_streams_slots_back(
+    db_stack, make_user, block_exercise
+):
+    """SIGTERM (a deploy, a restart) with streams open: the process cuts them
+    and their `finally` gives the learner's slots back before it exits. It
+    used to be killed at gunicorn's graceful timeout with its slots still
+    counted in Redis for their lifetime (5 minutes), and every page that
+    reconnected was refused 429 (config/web_worker.py)."""
+    import redis
+    from django.conf import settings
+
+    per_learner = 2
+    env = {"STREAM_MAX_PER_LEARNER": str(per_learner)}
+    url = db_stack.start_web(asgi=True, workers=1, **env)
+    web = db_stack.workers[-1]
+    host, port = urlsplit(url).hostname, urlsplit(url).port
+    learner = make_user("restarted")
+    key = token_issue(user=learner)[1]
+    paths = [
+        f"/api/v1/submissions/{s.pk}/events/"
+        for s in Submission.objects.bulk_create(
+            Submission(user=learner, exercise=block_exercise, code="x", seed=n,
+                       status="queued", lane="held")  # a lane no worker takes
+            for n in range(per_learner)
+        )
+    ]  # fmt: skip
+    counted = redis.Redis.from_url(settings.REDIS_URL)
+    slots = f"{db_stack.queue}:streams:{learner.pk}"
+
+    async def open_all(where_port: int) -> tuple[list, list]:
+        streams = [await open_stream(host, where_port, path, key) for path in paths]
+        following = [asyncio.create_task(follow(stream)) for stream in streams]
+        for stream in streams:
+            await asyncio.wait_for(stream.arrived.wait(), 30)
+        return streams, following
+
+    async def scenario() -> None:
+        streams, following = await open_all(port)
+        assert [s.status for s in streams] == [200] * per_learner
+        assert counted.zcard(slots) == per_learner
+        # SIGTERM, then SIGKILL after 20 s
+        await asyncio.to_thread(db_stack.stop_workers, [web])
+        await asyncio.wait_for(asyncio.gather(*following), 10)  # cut
+        assert counted.zcard(slots) == 0
+        # A new process takes the learner's pages back at once.
+        again = urlsplit(db_stack.start_web(asgi=True, workers=1, **env)).port
+        streams, _ = await open_all(again)
+        assert [s.status for s in streams] == [200] * per_learner
+        for stream in streams:
+            stream.close()
+
+    asyncio.run(scenario())
+    log = Path(web.log_path).read_text()
+    assert "SIGKILL" not in log, log[-2000:]
