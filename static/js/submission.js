@@ -1,11 +1,12 @@
 // Live grading status. The server pushes the submission's state as
 // server-sent events (one stream per page, ended by the server at the
-// verdict); where EventSource is missing or keeps failing, the page polls
-// the API every half second instead. The elapsed time ticks locally against
-// the server's clock. Once graded, the server-rendered results (expected vs
-// got, the diagnosis and the lessons to review) are fetched as HTML and
-// swapped in, so they read exactly as after a reload. Without JS, a
-// <noscript> refresh and the plain Cancel form do the same job.
+// verdict); where EventSource is missing the page polls the API every half
+// second instead, and where its stream keeps failing it polls, with a
+// growing wait, until the server answers again. The elapsed time ticks
+// locally against the server's clock. Once graded, the server-rendered
+// results (expected vs got, the diagnosis and the lessons to review) are
+// fetched as HTML and swapped in, so they read exactly as after a reload.
+// Without JS, a <noscript> refresh and the plain Cancel form do the same job.
 (function () {
   "use strict";
   const root = document.getElementById("submission");
@@ -131,18 +132,59 @@
     tick();
   }
 
-  async function poll() {
-    if (state.done) return;
+  // Reconnects are the page's own, not EventSource's: a web process that
+  // stops cuts all its streams at once, and a thousand pages coming back in
+  // the same half second stalled the process that took them (its pages took
+  // 25 s; stream_bench.py's web restart). Each failure (the stream cut, a
+  // refusal, a poll that got no answer) doubles the wait, from RETRY_MS up to
+  // RETRY_MAX_MS, and each wait is drawn between its half and its whole.
+  const RETRY_MS = 500;
+  const RETRY_MAX_MS = 8000;
+  let failures = 0; // since the last status event
+
+  function backoff() {
+    const wait = Math.min(RETRY_MAX_MS, RETRY_MS * 2 ** failures);
+    return wait / 2 + (Math.random() * wait) / 2;
+  }
+
+  // One poll of the submission; true when the server answered it.
+  async function pollOnce() {
     try {
       const response = await fetch(root.dataset.url, {
         headers: { Accept: "application/json" },
         credentials: "same-origin",
       });
-      if (response.ok) handle(await response.json());
+      if (!response.ok) return false;
+      handle(await response.json());
+      return true;
     } catch (error) {
-      // A network blip: keep polling.
+      return false; // a network blip, or the server away
     }
+  }
+
+  // Without EventSource: a poll every POLL_MS until the verdict.
+  async function poll() {
+    if (state.done) return;
+    await pollOnce();
     if (!state.done) setTimeout(poll, POLL_MS);
+  }
+
+  // After a few failed streams: a poll (the verdict may have come meanwhile);
+  // once the server answers, the stream again.
+  async function recover() {
+    if (state.done) return;
+    if (await pollOnce()) {
+      if (!state.done) listen();
+      return;
+    }
+    failures += 1;
+    if (!state.done) setTimeout(recover, backoff());
+  }
+
+  function retryLater() {
+    if (state.done) return;
+    failures += 1;
+    setTimeout(failures > 2 ? recover : listen, backoff());
   }
 
   function listen() {
@@ -151,7 +193,6 @@
       return;
     }
     const stream = new EventSource(root.dataset.events);
-    let failures = 0;
     stream.addEventListener("status", (event) => {
       failures = 0;
       const data = JSON.parse(event.data);
@@ -159,18 +200,15 @@
       if (TERMINAL.has(data.status)) stream.close();
     });
     stream.addEventListener("refused", () => {
-      // Let in as the server's last stream slots went: poll instead.
+      // The server's stream slots are taken: try again later, polling first.
       stream.close();
-      if (!state.done) poll();
+      failures = Math.max(failures, 2);
+      retryLater();
     });
     stream.addEventListener("error", () => {
-      // The server ends each stream after a while and the browser reconnects;
-      // a stream that keeps failing (or was refused) gives way to polling.
-      failures += 1;
-      if (stream.readyState === EventSource.CLOSED || failures > 3) {
-        stream.close();
-        if (!state.done) poll();
-      }
+      // The server ends each stream after a while, or its process stopped.
+      stream.close();
+      retryLater();
     });
   }
 
