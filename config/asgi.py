@@ -11,5 +11,10 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 # Every request's synchronous part runs in a thread of its own here: a pool
 # bounds the database connections (config.database).
 os.environ.setdefault("DATABASE_POOL", "8")
-application = get_asgi_application()
+django_application = get_asgi_application()
+
+from grader.stream_admission import StreamAdmission  # noqa: E402 - needs the settings
+
+# A storm of reconnecting event streams is refused here, before any thread.
+application = StreamAdmission(django_application)
 gc_policy.started()  # the site is loaded: the usual pace from here

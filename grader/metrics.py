@@ -24,7 +24,8 @@ STREAMS_OPEN = Gauge(
 )
 STREAM_REFUSALS = Counter(
     "course_stream_refusals",
-    "Event streams refused by a cap (learner: per learner; process: per process).",
+    "Event streams refused by a cap (learner: per learner; process: per "
+    "process; opening: too many being set up at once).",
     ["cap"],
 )
 GRADE_SECONDS = Histogram(
