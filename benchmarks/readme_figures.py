@@ -59,6 +59,8 @@ FIGURES = (
     "streams: worker's save -> event p50 / p95",
     "streams, idle: Redis connections / database queries per second",
     "streams: web process RSS",
+    "streams: web restart, every page streaming again",
+    "streams: web restart, pages p95 / max",
     "drill: quiz save p95 outside the faults",
     "drill: light verdict p95 outside the faults",
     "drill: recovered after worker",

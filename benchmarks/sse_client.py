@@ -25,6 +25,7 @@ class Stream:
     ended: bool = False
     closed: bool = False  # by this side
     reconnects: int = 0
+    retry_ms: int = 0  # the server's `retry:` (EventSource's reconnection time)
     reader: asyncio.StreamReader | None = None
     writer: asyncio.StreamWriter | None = None
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
@@ -87,6 +88,8 @@ async def follow(stream: Stream) -> None:
             buffer += data
             while b"\n\n" in buffer:
                 block, buffer = buffer.split(b"\n\n", 1)
+                if block.startswith(b"retry: "):
+                    stream.retry_ms = int(block[7:].split(b"\n", 1)[0])
                 event = event_of(block)
                 if event:
                     name, data = event
@@ -114,11 +117,22 @@ async def _read_chunk(reader: asyncio.StreamReader, chunked: bool) -> bytes:
 
 async def get(host: str, port: int, path: str) -> tuple[int, float]:
     """One plain GET: its status and its seconds."""
+    status, _body, seconds = await fetch(host, port, path)
+    return status, seconds
+
+
+async def fetch(
+    host: str, port: int, path: str, token: str = ""
+) -> tuple[int, bytes, float]:
+    """One GET (with a token, if given): its status, body and seconds."""
     started = time.monotonic()
     reader, writer = await asyncio.open_connection(host, port)
     request = f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n"
+    if token:
+        request += f"Authorization: Token {token}\r\nAccept: application/json\r\n"
     writer.write((request + "\r\n").encode())
     await writer.drain()
     data = await reader.read()
     writer.close()
-    return int(data.split(b" ", 2)[1]), time.monotonic() - started
+    body = data.split(b"\r\n\r\n", 1)[1] if b"\r\n\r\n" in data else b""
+    return int(data.split(b" ", 2)[1]), body, time.monotonic() - started

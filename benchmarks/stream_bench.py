@@ -26,17 +26,20 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import re
+import signal
 import sys
 import time
 import urllib.request
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import psycopg
 from bench_stack import Bench, ensure_database, pct
 from readme_figures import Gates, show
-from sse_client import follow, get, open_stream
+from sse_client import Stream, fetch, follow, get, open_stream
 
 PER_LEARNER = 5
 # The submissions wait in a lane no worker takes (dispatch claims "light" and
@@ -47,6 +50,10 @@ EXERCISE = "block-param-count"
 LESSON_SLUG = "parameter-formula"
 LESSON = f"/lessons/{LESSON_SLUG}/"
 IDLE_SECONDS = 5.0
+STORM_AFTER = 5.0  # seconds of pages timed once every page is back
+# static/js/submission.js: its reconnection waits, and the statuses that end it
+RETRY_MS, RETRY_MAX_MS = 500, 8000
+TERMINAL = {"passed", "failed", "error", "cancelled"}
 
 
 def setup(bench: Bench, streams: int) -> list[tuple[str, str]]:
@@ -181,20 +188,141 @@ def has_verdict(stream) -> bool:
     return any(e[2].get("terminal") for e in stream.events)
 
 
-async def page(host: str, port: int, pk: str, key: str, stream) -> None:
-    """A submission page: its stream, reopened as EventSource does when it
-    ends before the verdict; every connection's events go to the first's."""
+@dataclass
+class Page:
+    """One open submission page: its stream and what the page is doing."""
+
+    pk: str
+    key: str
+    stream: Stream
+    mode: str = "connecting"  # or "stream" (one held), "poll" (recovering)
+    polls: int = 0
+    refusals: list[int] = field(default_factory=list)  # statuses
+
+
+def streaming(page: Page) -> bool:
+    """Its stream is open and has sent its first event."""
+    return page.mode == "stream" and bool(page.stream.events)
+
+
+def backoff(failures: int) -> float:
+    """submission.js's backoff(): seconds, half to whole of a doubling wait."""
+    wait = min(RETRY_MAX_MS, RETRY_MS * 2**failures)
+    return (wait / 2 + random.random() * wait / 2) / 1000
+
+
+async def browser(host: str, port: int, page: Page) -> None:
+    """The page as static/js/submission.js makes it: it opens its stream, and
+    when that fails (refused, cut, or ended at its lifetime before the
+    verdict) it opens another after backoff(); past 2 failures since its last
+    status event it polls first, with the same growing waits, until the
+    server answers. Every connection's events go to `page.stream`, and each
+    poll's answer too, so `has_verdict` reads either."""
+    failures = 0
+    path = f"/api/v1/submissions/{page.pk}/events/"
     while True:
-        await follow(stream)
-        if has_verdict(stream) or stream.closed:
-            return
-        await asyncio.sleep(0.5)  # the stream's retry: 500 ms
-        again = await open_stream(host, port, f"/api/v1/submissions/{pk}/events/", key)
-        if again.status != 200:
-            return  # refused: the page would poll
-        stream.reader, stream.writer, stream.ended = again.reader, again.writer, False
-        stream.headers = again.headers
-        stream.reconnects += 1
+        try:
+            again = await open_stream(host, port, path, page.key)
+        except OSError:
+            again = None  # the error event
+        if again is not None and again.status != 200:
+            page.refusals.append(again.status)
+        elif again is not None:
+            stream = page.stream
+            if stream.status:
+                stream.reconnects += 1
+            stream.status, stream.headers = again.status, again.headers
+            stream.reader, stream.writer, stream.ended = (
+                again.reader,
+                again.writer,
+                False,
+            )
+            page.mode = "stream"
+            seen = len(stream.events)
+            await follow(stream)
+            if has_verdict(stream) or stream.closed:
+                return
+            names = {event[1] for event in stream.events[seen:]}
+            if "status" in names:
+                failures = 0
+            if "refused" in names:
+                failures = max(failures, 2)
+        page.mode = "connecting"
+        failures += 1  # retryLater()
+        await asyncio.sleep(backoff(failures))
+        if failures > 2:  # recover(): poll until the server answers
+            page.mode = "poll"
+            while not await poll_once(host, port, page):
+                failures += 1
+                await asyncio.sleep(backoff(failures))
+            if has_verdict(page.stream) or page.stream.closed:
+                return
+            page.mode = "connecting"
+
+
+async def poll_once(host: str, port: int, page: Page) -> bool:
+    """submission.js's pollOnce(): the submission's JSON; True if answered."""
+    page.polls += 1
+    try:
+        status, body, _ = await fetch(
+            host, port, f"/api/v1/submissions/{page.pk}/", page.key
+        )
+    except OSError:
+        return False
+    if status != 200:
+        return False
+    data = json.loads(body)
+    data["terminal"] = data.get("status") in TERMINAL
+    page.stream.events.append((time.monotonic(), "poll", data, time.time()))
+    return True
+
+
+async def storm(bench: Bench, args, pages: list[Page], paths, gates: Gates) -> None:
+    """The web process stopped (SIGTERM, as a deploy or a supervisor stops
+    it) and started again, every page open on it: the pages reconnect at
+    once. Pages are timed from the new process's first answer until every
+    page streams again or polls, and for STORM_AFTER seconds more."""
+    host, port = "127.0.0.1", bench.port
+    master = bench.procs[0]
+    started = time.monotonic()
+    os.killpg(master.pid, signal.SIGTERM)
+    await asyncio.to_thread(master.wait, 60)
+    stopped = time.monotonic() - started
+    bench.procs.remove(master)
+    await asyncio.to_thread(start_web, bench, args.server)
+    bench.procs.insert(0, bench.procs.pop())  # the web process first (web_pids)
+    up = time.monotonic() - started
+    times: list[float] = []
+    settled = None
+    polls_then = 0
+    deadline = time.monotonic() + (30 if args.short else 90)
+    while time.monotonic() < deadline:
+        times += await page_times(host, port, paths, 1, 60.0)
+        now = time.monotonic()
+        if settled is None and all(map(streaming, pages)):
+            settled, polls_then = now, sum(p.polls for p in pages)
+        if settled is not None and now - settled >= STORM_AFTER:
+            break
+        await asyncio.sleep(0.1)
+    modes = Counter(p.mode for p in pages)
+    polled = sum(p.polls for p in pages) - polls_then
+    after = time.monotonic() - settled if settled else float("nan")
+    back = f"{settled - started:.1f} s" if settled else "never"
+    polls = sum(p.polls for p in pages)
+    print(
+        f"== storm: SIGTERM, stopped in {stopped:.1f} s, the new process answered "
+        f"at {up:.1f} s; every page streaming again at {back} "
+        f"({modes['stream']} streaming, {modes['poll']} polling, "
+        f"{modes['connecting']} reconnecting; {polls} polls, then {polled / after:.1f}"
+        f"/s); pages p50 {pct(times, 0.5) * 1000:.0f} ms, p95 "
+        f"{pct(times, 0.95) * 1000:.0f} ms, max {max(times) * 1000:.0f} ms "
+        f"({len(times)})"
+    )
+    show("streams: web restart, every page streaming again", back)
+    show("streams: web restart, pages p95 / max",
+         f"{pct(times, 0.95) * 1000:.0f} / {max(times) * 1000:.0f} ms")  # fmt: skip
+    gates.check(settled is not None, "every page streams again after the restart")
+    gates.check(max(times) < 60.0, "no page stalled 60 s in the storm")
 
 
 async def run(bench: Bench, pairs, args, gates: Gates) -> None:
@@ -205,7 +333,7 @@ async def run(bench: Bench, pairs, args, gates: Gates) -> None:
         asyncio.create_task(
             open_stream(host, port, f"/api/v1/submissions/{pk}/events/", key)
         )
-        for key, pk in pairs
+        for key, pk in (pairs if args.server == "wsgi" else [])
     ]
     if args.server == "wsgi":
         # Every page holds a thread until its verdict (or 30 s): time the
@@ -223,23 +351,21 @@ async def run(bench: Bench, pairs, args, gates: Gates) -> None:
             task.cancel()
         await asyncio.gather(*opening, return_exceptions=True)
         return
-    streams = await asyncio.gather(*opening, return_exceptions=True)
-    refused = [s for s in streams if isinstance(s, Exception) or s.status != 200]
-    held = [s for s in streams if not isinstance(s, Exception) and s.status == 200]
-    for stream, (key, pk) in zip(streams, pairs, strict=True):
-        if stream in held:
-            asyncio.create_task(page(host, port, pk, key, stream))
-    first = [asyncio.wait_for(s.arrived.wait(), 120) for s in held]
-    await asyncio.gather(*first, return_exceptions=True)
-    ready = sum(1 for s in held if s.events)
-    why = Counter(
-        type(s).__name__ if isinstance(s, Exception) else s.status for s in refused
-    )
+    for task in opening:  # the pages open their own, as the browser does
+        task.cancel()
+    await asyncio.gather(*opening, return_exceptions=True)
+    pages = [Page(pk, key, Stream()) for key, pk in pairs]
+    browsing = [asyncio.create_task(browser(host, port, page)) for page in pages]
+    held = [page.stream for page in pages]
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and not all(map(streaming, pages)):
+        await asyncio.sleep(0.1)
+    ready = sum(map(streaming, pages))
+    refusals = Counter(code for page in pages for code in page.refusals)
     print(
-        f"== {args.server}: {len(held)} streams held ({ready} with their first "
-        f"event, {len(refused)} refused{': ' if why else ''}"
-        f"{', '.join(f'{n} {k}' for k, n in why.items())}) in "
-        f"{time.monotonic() - started:.1f} s"
+        f"== {args.server}: {len(pages)} pages, {ready} with their stream's first "
+        f"event in {time.monotonic() - started:.1f} s (refused on the way and "
+        f"tried again: {dict(refusals) or 'none'})"
     )
 
     await asyncio.sleep(0.5)
@@ -270,6 +396,8 @@ async def run(bench: Bench, pairs, args, gates: Gates) -> None:
         f"p95 {pct(quiet, 0.95) * 1000:.0f} ms, max {max(quiet) * 1000:.0f} ms"
         + (f", {stalled} timed out after {timeout:.0f} s" if stalled else "")
     )
+    if args.storm:
+        await storm(bench, args, pages, paths, gates)
     graded = held
     if args.short:  # 25 verdicts; the rest cancelled, 175 events at once
         graded, cancelled = held[:25], held[25:]
@@ -338,6 +466,8 @@ async def run(bench: Bench, pairs, args, gates: Gates) -> None:
         gates.check(pct(lags, 0.95) < 0.25, "save -> event p95 under 250 ms")
     for stream in held:
         stream.close()
+    for task in browsing:
+        task.cancel()
 
 
 def main() -> None:
@@ -345,6 +475,12 @@ def main() -> None:
     parser.add_argument("--short", action="store_true", help="200 streams (CI)")
     parser.add_argument("--streams", type=int, help="default 2000 (--short: 200)")
     parser.add_argument("--server", choices=("asgi", "wsgi"), default="asgi")
+    parser.add_argument(
+        "--no-storm",
+        dest="storm",
+        action="store_false",
+        help="skip the web restart with every page open",
+    )
     parser.add_argument(
         "--database-url", default="postgres://postgres@127.0.0.1:5432/course_streams"
     )
