@@ -8,16 +8,24 @@ per learner: the per-learner cap). Then:
   second (its own counter, read from /metrics) and RSS, every stream open;
 - pages: /healthz and a lesson page, timed while every stream is open and
   while the grades arrive;
+- a web restart: the web process stopped (SIGTERM) and started again with
+  every page open; the pages reconnect as static/js/submission.js makes
+  them (its jittered waits, its polls), and pages are timed until every
+  page streams again (--no-storm skips it);
 - verdicts: a real Celery worker grades the submissions (--short: 25 of
   them; the others are cancelled first, which pushes 175 events at once);
   each stream's event is timed against the worker's save (finished_at).
+
+Each page opens its own stream as the browser does, retrying when it is
+refused, so N pages open over the time the server takes to set them up
+(STREAM_OPENING_MAX at once).
 
 --server wsgi runs the WSGI server the ASGI one replaced (the compose
 file's former command: gunicorn gthread, 3 workers x 16 threads) on the
 same code, for the before/after: there each stream holds a thread.
 
     .venv/bin/python benchmarks/stream_bench.py [--short] [--streams N]
-        [--server asgi|wsgi]
+        [--server asgi|wsgi] [--no-storm]
 """
 
 from __future__ import annotations
