@@ -289,7 +289,7 @@ async def storm(bench: Bench, args, pages: list[Page], paths, gates: Gates) -> N
     """The web process stopped (SIGTERM, as a deploy or a supervisor stops
     it) and started again, every page open on it: the pages reconnect at
     once. Pages are timed from the new process's first answer until every
-    page streams again or polls, and for STORM_AFTER seconds more."""
+    page streams again, and for STORM_AFTER seconds more."""
     host, port = "127.0.0.1", bench.port
     master = bench.procs[0]
     started = time.monotonic()
@@ -316,13 +316,12 @@ async def storm(bench: Bench, args, pages: list[Page], paths, gates: Gates) -> N
     polled = sum(p.polls for p in pages) - polls_then
     after = time.monotonic() - settled if settled else float("nan")
     back = f"{settled - started:.1f} s" if settled else "never"
-    polls = sum(p.polls for p in pages)
     print(
         f"== storm: SIGTERM, stopped in {stopped:.1f} s, the new process answered "
         f"at {up:.1f} s; every page streaming again at {back} "
         f"({modes['stream']} streaming, {modes['poll']} polling, "
-        f"{modes['connecting']} reconnecting; {polls} polls, then {polled / after:.1f}"
-        f"/s); pages p50 {pct(times, 0.5) * 1000:.0f} ms, p95 "
+        f"{modes['connecting']} reconnecting; {sum(p.polls for p in pages)} polls, "
+        f"then {polled / after:.1f}/s); pages p50 {pct(times, 0.5) * 1000:.0f} ms, p95 "
         f"{pct(times, 0.95) * 1000:.0f} ms, max {max(times) * 1000:.0f} ms "
         f"({len(times)})"
     )
@@ -337,13 +336,13 @@ async def run(bench: Bench, pairs, args, gates: Gates) -> None:
     host, port = "127.0.0.1", bench.port
     paths = ["/healthz", LESSON]
     started = time.monotonic()
-    opening = [
-        asyncio.create_task(
-            open_stream(host, port, f"/api/v1/submissions/{pk}/events/", key)
-        )
-        for key, pk in (pairs if args.server == "wsgi" else [])
-    ]
     if args.server == "wsgi":
+        opening = [
+            asyncio.create_task(
+                open_stream(host, port, f"/api/v1/submissions/{pk}/events/", key)
+            )
+            for key, pk in pairs
+        ]
         # Every page holds a thread until its verdict (or 30 s): time the
         # site while they are held, as a learner arriving then would see it.
         await asyncio.sleep(2.0)
@@ -359,10 +358,7 @@ async def run(bench: Bench, pairs, args, gates: Gates) -> None:
             task.cancel()
         await asyncio.gather(*opening, return_exceptions=True)
         return
-    for task in opening:  # the pages open their own, as the browser does
-        task.cancel()
-    await asyncio.gather(*opening, return_exceptions=True)
-    pages = [Page(pk, key, Stream()) for key, pk in pairs]
+    pages = [Page(pk, key, Stream()) for key, pk in pairs]  # each opens its own
     browsing = [asyncio.create_task(browser(host, port, page)) for page in pages]
     held = [page.stream for page in pages]
     deadline = time.monotonic() + 300
