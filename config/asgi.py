@@ -15,6 +15,6 @@ django_application = get_asgi_application()
 
 from grader.stream_admission import StreamAdmission  # noqa: E402 - needs the settings
 
-# A storm of reconnecting event streams is refused here, before any thread.
+# A storm of reconnecting event streams waits its turn here, before any thread.
 application = StreamAdmission(django_application)
 gc_policy.started()  # the site is loaded: the usual pace from here

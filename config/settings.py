@@ -307,9 +307,10 @@ SUBMISSION_MAX_OUTSTANDING = envint("SUBMISSION_MAX_OUTSTANDING", 10, minimum=1)
 STREAM_MAX_PER_LEARNER = envint("STREAM_MAX_PER_LEARNER", 5, minimum=1)
 STREAM_MAX_PER_PROCESS = envint("STREAM_MAX_PER_PROCESS", 5000, minimum=1)
 STREAM_RETRY_AFTER = envint("STREAM_RETRY_AFTER", 10, minimum=1)
-# Streams one ASGI web process sets up at once; more are refused 503 at once
-# (grader.stream_admission, around the ASGI application in config/asgi.py):
-# a reconnect storm must not hold pages up.
+# Streams one ASGI web process sets up at once; more wait their turn on the
+# event loop, and past 30 s are refused 503 (grader.stream_admission, around
+# the ASGI application in config/asgi.py): a reconnect storm must not hold
+# pages up.
 STREAM_OPENING_MAX = envint("STREAM_OPENING_MAX", 16, minimum=1)
 # An ASGI stream's lifetime before EventSource reconnects (seconds): a wait
 # there costs nothing, a reconnect a request (a WSGI stream's is 30 s).
