@@ -160,7 +160,13 @@ def test_a_stream_slot_comes_back_however_the_client_leaves(
         await asyncio.gather(*followed)
         await back("the slots of streams closed by their clients")
 
-    asyncio.run(scenario())
+    try:
+        asyncio.run(scenario())
+    except AssertionError:
+        # It failed once in CI, cause not found (docs/testing.md, session
+        # 15): the server's own account goes with the failure.
+        print(Path(db_stack.workers[-1].log_path).read_text()[-6000:])
+        raise
 
 
 def test_a_stopped_web_process_gives_its_streams_slots_back(
