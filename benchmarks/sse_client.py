@@ -25,7 +25,6 @@ class Stream:
     ended: bool = False
     closed: bool = False  # by this side
     reconnects: int = 0
-    retry_ms: int = 0  # the server's `retry:` (EventSource's reconnection time)
     reader: asyncio.StreamReader | None = None
     writer: asyncio.StreamWriter | None = None
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
@@ -88,8 +87,6 @@ async def follow(stream: Stream) -> None:
             buffer += data
             while b"\n\n" in buffer:
                 block, buffer = buffer.split(b"\n\n", 1)
-                if block.startswith(b"retry: "):
-                    stream.retry_ms = int(block[7:].split(b"\n", 1)[0])
                 event = event_of(block)
                 if event:
                     name, data = event
