@@ -470,8 +470,9 @@ class Sampler(threading.Thread):
         self.memory: dict[str, int] = {}
 
     def run(self) -> None:
-        from surge_bench import process_tree, pss_of
+        from surge_bench import PSS_EVERY, process_tree, pss_of
 
+        next_pss = 0.0
         while not self.stop.is_set():
             total = 0
             for port in self.drill.web_ports:
@@ -491,9 +492,11 @@ class Sampler(threading.Thread):
                 except OSError:
                     pass
             self.streams_peak = max(self.streams_peak, int(total))
-            for name, proc in list(self.drill.procs.items()):
-                used = pss_of(process_tree(proc.pid))
-                self.memory[name] = max(self.memory.get(name, 0), used)
+            if time.monotonic() >= next_pss:  # costly: surge_bench.PSS_EVERY says why
+                next_pss = time.monotonic() + PSS_EVERY
+                for name, proc in list(self.drill.procs.items()):
+                    used = pss_of(process_tree(proc.pid))
+                    self.memory[name] = max(self.memory.get(name, 0), used)
             self.stop.wait(1.0)
 
 
