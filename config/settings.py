@@ -307,6 +307,10 @@ SUBMISSION_MAX_OUTSTANDING = envint("SUBMISSION_MAX_OUTSTANDING", 10, minimum=1)
 STREAM_MAX_PER_LEARNER = envint("STREAM_MAX_PER_LEARNER", 5, minimum=1)
 STREAM_MAX_PER_PROCESS = envint("STREAM_MAX_PER_PROCESS", 5000, minimum=1)
 STREAM_RETRY_AFTER = envint("STREAM_RETRY_AFTER", 10, minimum=1)
+# A web process renews a lease in Redis every third of this (seconds); its
+# learners' streams stop counting once it lapses, so a process killed outright
+# (kill -9, out of memory) holds no learner's slots for longer than this.
+STREAM_LEASE_SECONDS = envint("STREAM_LEASE_SECONDS", 30, minimum=2)
 # Streams one ASGI web process sets up at once; more wait their turn on the
 # event loop, and past 30 s are refused 503 (grader.stream_admission, around
 # the ASGI application in config/asgi.py): a reconnect storm must not hold

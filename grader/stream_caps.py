@@ -4,8 +4,11 @@ Past a cap the stream is refused at once with Retry-After (429 for the
 learner's own cap, 503 for the process's) and the page polls instead: a
 refused stream costs one request, a stalled site costs everyone. The
 learner's open streams are counted in Redis (a sorted set whose entries
-expire with the stream), so the cap holds across web processes and a
-process that dies leaks nothing for long.
+expire with the stream), so the cap holds across web processes. Each entry
+names its web process, which holds a lease in Redis renewed by a thread
+(STREAM_LEASE_SECONDS): the entries of a process that died without closing
+its streams (kill -9, out of memory) stop counting when its lease lapses,
+not at the end of their lifetime, and its learners' pages stream again.
 
 A stream counts only while it is served: `served()` takes its slot when the
 server starts reading the stream's body and gives it back in the body's
@@ -19,6 +22,7 @@ get a `refused` event instead, and the page polls.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 import uuid
@@ -42,6 +46,54 @@ class StreamRefused(Exception):  # noqa: N818 - reads as what happened
 
 def _learner_key(user_id: int) -> str:
     return f"{settings.CELERY_TASK_DEFAULT_QUEUE}:streams:{user_id}"
+
+
+def _lease_key(process: str) -> str:
+    return f"{settings.CELERY_TASK_DEFAULT_QUEUE}:streams:process:{process}"
+
+
+_lease = {"pid": 0, "name": "", "keys": set()}
+
+
+def _lease_name() -> str:
+    """This process's name in its learners' entries, with its lease's renewal
+    running (a forked process gets a name and a thread of its own)."""
+    with _lock:
+        if _lease["pid"] != os.getpid():
+            _lease.update(pid=os.getpid(), name=uuid.uuid4().hex[:16], keys=set())
+            threading.Thread(
+                target=_renew, args=(os.getpid(),), name="stream-lease", daemon=True
+            ).start()
+        _lease["keys"].add(_lease_key(_lease["name"]))
+        return _lease["name"]
+
+
+def _renew(pid: int) -> None:
+    """Renew this process's leases every third of their time, while it lives."""
+    while _lease["pid"] == pid:
+        seconds = settings.STREAM_LEASE_SECONDS
+        with _lock:
+            keys = list(_lease["keys"])
+        try:
+            pipe = events.client().pipeline(transaction=False)
+            for key in keys:
+                pipe.set(key, "1", ex=seconds)
+            pipe.execute()
+        except (redis.RedisError, OSError):
+            pass  # Redis away: its entries went with it, or lapse with the lease
+        time.sleep(seconds / 3)
+
+
+def _alive(client: redis.Redis, key: str, members: list[bytes]) -> int:
+    """How many of a learner's `members` belong to a live process; the others
+    (their process's lease lapsed) are removed."""
+    names = sorted({m.split(b":", 1)[0] for m in members if b":" in m})
+    leased = client.mget([_lease_key(n.decode()) for n in names]) if names else []
+    dead = {n for n, lease in zip(names, leased, strict=True) if lease is None}
+    gone = [m for m in members if b":" in m and m.split(b":", 1)[0] in dead]
+    if gone:
+        client.zrem(key, *gone)
+    return len(members) - len(gone)
 
 
 def _process_refusal() -> StreamRefused:
@@ -72,8 +124,10 @@ def stream_check(user_id: int) -> None:
         full = _open >= settings.STREAM_MAX_PER_PROCESS
     if full:
         raise _process_refusal()
+    key = _learner_key(user_id)
     try:
-        live = events.client().zcount(_learner_key(user_id), time.time(), "+inf")
+        client = events.client()
+        live = _alive(client, key, client.zrangebyscore(key, time.time(), "+inf"))
     except (redis.RedisError, OSError):
         return  # no Redis: only the process cap holds
     if live >= settings.STREAM_MAX_PER_LEARNER:
@@ -91,17 +145,19 @@ def stream_take(user_id: int, *, lifetime: float) -> Callable[[], None]:
             raise _process_refusal()
         _open += 1
     metrics.stream_opened()
-    token = uuid.uuid4().hex
+    process = _lease_name()
+    token = f"{process}:{uuid.uuid4().hex}"
     key = _learner_key(user_id)
     try:
         now = time.time()
         client = events.client()
-        pipe = client.pipeline()
+        pipe = client.pipeline()  # one transaction: of two racing, one sees both
         pipe.zremrangebyscore(key, "-inf", now)
+        pipe.set(_lease_key(process), "1", ex=settings.STREAM_LEASE_SECONDS)
         pipe.zadd(key, {token: now + lifetime + 10})
-        pipe.zcard(key)
+        pipe.zrangebyscore(key, now, "+inf")
         pipe.expire(key, int(lifetime) + 20)
-        count = pipe.execute()[2]
+        count = _alive(client, key, pipe.execute()[3])
         if count > settings.STREAM_MAX_PER_LEARNER:
             client.zrem(key, token)
             _release_process()

@@ -223,3 +223,72 @@ def test_a_stopped_web_process_gives_its_streams_slots_back(
     asyncio.run(scenario())
     log = Path(web.log_path).read_text()
     assert "SIGKILL" not in log, log[-2000:]
+
+
+def test_a_killed_web_process_holds_its_learners_slots_only_until_its_lease_lapses(
+    db_stack, make_user, block_exercise
+):
+    """kill -9 (or the out-of-memory killer) with a stream open: no `finally`
+    runs and the learner's entry stays in Redis. It used to count for the
+    stream's lifetime (5 minutes), so the learner's pages were refused 429
+    on every other process; it stops counting once the dead process's lease
+    lapses. While the process lives, it renews the lease and its stream
+    counts."""
+    import os
+    import signal
+
+    import redis
+    from django.conf import settings
+
+    env = {"STREAM_MAX_PER_LEARNER": "1", "STREAM_LEASE_SECONDS": "2"}
+    url = db_stack.start_web(asgi=True, workers=1, **env)
+    web = db_stack.workers[-1]
+    host, port = urlsplit(url).hostname, urlsplit(url).port
+    learner = make_user("killed")
+    key = token_issue(user=learner)[1]
+    first, second = (
+        f"/api/v1/submissions/{s.pk}/events/"
+        for s in Submission.objects.bulk_create(
+            Submission(user=learner, exercise=block_exercise, code="x", seed=n,
+                       status="queued", lane="held")  # a lane no worker takes
+            for n in range(2)
+        )
+    )  # fmt: skip
+    counted = redis.Redis.from_url(settings.REDIS_URL)
+    slots = f"{db_stack.queue}:streams:{learner.pk}"
+
+    async def scenario() -> None:
+        stream = await open_stream(host, port, first, key)
+        following = asyncio.create_task(follow(stream))
+        await asyncio.wait_for(stream.arrived.wait(), 30)
+        (entry,) = counted.zrange(slots, 0, -1)
+        lease = f"{db_stack.queue}:streams:process:{entry.split(b':')[0].decode()}"
+        renewed, last = 0, counted.pttl(lease)
+        while renewed < 2:  # two renewals: past the lease's own time
+            await asyncio.sleep(0.2)
+            now = counted.pttl(lease)
+            assert now > 0, "the lease lapsed while its process lived"
+            renewed, last = renewed + (now > last), now
+        other = await open_stream(host, port, second, key)
+        assert other.status == 429, other.body  # the live stream still counts
+        os.killpg(web.pid, signal.SIGKILL)
+        await asyncio.to_thread(web.wait)
+        db_stack.workers.remove(web)
+        await asyncio.wait_for(following, 10)  # its connection dropped
+        assert counted.zcard(slots) == 1  # nothing gave the slot back
+        again = urlsplit(
+            await asyncio.to_thread(db_stack.start_web, asgi=True, workers=1, **env)
+        ).port
+        deadline = asyncio.get_running_loop().time() + 20
+        while True:
+            back = await open_stream(host, again, first, key)
+            if back.status == 200:
+                break
+            assert back.status == 429, back.body
+            assert asyncio.get_running_loop().time() < deadline, (
+                "the learner is still refused 20 s after the kill"
+            )
+            await asyncio.sleep(0.5)
+        back.close()
+
+    asyncio.run(scenario())
