@@ -59,9 +59,23 @@ LESSON_SLUG = "parameter-formula"
 LESSON = f"/lessons/{LESSON_SLUG}/"
 IDLE_SECONDS = 5.0
 STORM_AFTER = 5.0  # seconds of pages timed once every page is back
-# static/js/submission.js: its reconnection waits, and the statuses that end it
-RETRY_MS, RETRY_MAX_MS = 500, 8000
-TERMINAL = {"passed", "failed", "error", "cancelled"}
+
+
+def page_script() -> tuple[int, int, set[str]]:
+    """static/js/submission.js's reconnection waits (ms) and the statuses that
+    end it, read from the script itself: the pages here follow it if it
+    changes (its logic is mirrored in browser() and backoff())."""
+    text = (Path(__file__).resolve().parent.parent / SCRIPT).read_text()
+    waits = dict(re.findall(r"const (RETRY_MS|RETRY_MAX_MS) = (\d+);", text))
+    terminal = re.search(r"const TERMINAL = new Set\(\[([^\]]*)\]\)", text)
+    if len(waits) != 2 or not terminal:
+        sys.exit(f"{SCRIPT}: RETRY_MS, RETRY_MAX_MS or TERMINAL not found")
+    statuses = set(re.findall(r'"([a-z]+)"', terminal.group(1)))
+    return int(waits["RETRY_MS"]), int(waits["RETRY_MAX_MS"]), statuses
+
+
+SCRIPT = "static/js/submission.js"
+RETRY_MS, RETRY_MAX_MS, TERMINAL = page_script()
 
 
 def setup(bench: Bench, streams: int) -> list[tuple[str, str]]:
