@@ -187,7 +187,7 @@ def _specs(items: list[dict]) -> list[services.ItemSpec]:
     ]
 
 
-def _learner(value: str):
+def learner_named(value: str):
     """The user `value` names: an id (ASCII digits, at most a bigint: int()
     refuses 4,301 digits) or a username; a 400 naming `learner` if none."""
     users = get_user_model().objects
@@ -393,7 +393,7 @@ class AssignmentExtensionsView(CohortApiView):
             extension = services.extension_set(
                 assignment=assignment,
                 actor=request.user,
-                learner=_learner(data.validated_data["learner"]),
+                learner=learner_named(data.validated_data["learner"]),
                 due_at=data.validated_data["due_at"],
             )
         except services.AssignmentError as exc:
@@ -423,7 +423,7 @@ class AssignmentOverridesView(CohortApiView):
             override = services.override_set(
                 assignment=assignment,
                 actor=request.user,
-                learner=_learner(values["learner"]),
+                learner=learner_named(values["learner"]),
                 item_id=values["item"],
                 score=values["score"],
                 reason=values["reason"],

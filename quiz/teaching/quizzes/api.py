@@ -21,7 +21,7 @@ from quiz.core.api.base import ApiView
 from quiz.core.api.negotiation import FormatFirstNegotiation
 from quiz.core.api.scopes import LEARN, TEACH, token_allows, token_scope_require
 from quiz.teaching.access import COHORT_API_ERRORS, CohortApiView, IsInstructor
-from quiz.teaching.assignments.api import CsvRenderer, _learner
+from quiz.teaching.assignments.api import CsvRenderer, learner_named
 from quiz.teaching.csv_files import csv_response, csv_text, export_filename
 from quiz.teaching.quizzes import (
     access,
@@ -433,7 +433,7 @@ class QuizAccommodationsView(ApiView):
         try:
             row = services.accommodation_set(
                 quiz=quiz,
-                learner=_learner(values["learner"]),
+                learner=learner_named(values["learner"]),
                 actor=request.user,
                 time_factor=values.get("time_factor"),
                 closes_at=values.get("closes_at"),
@@ -615,7 +615,7 @@ class QuizReopenView(ApiView):
         try:
             row = services.quiz_reopen(
                 quiz=quiz,
-                learner=_learner(values["learner"]),
+                learner=learner_named(values["learner"]),
                 actor=request.user,
                 closes_at=values["closes_at"],
                 extra_attempts=values["extra_attempts"],

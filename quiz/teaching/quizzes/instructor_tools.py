@@ -18,7 +18,7 @@ from quiz.content.models import Lesson, Section
 from quiz.core.params import BadNumber, whole_number
 from quiz.teaching.access import cohort_or_404, instructor_required
 from quiz.teaching.quizzes import access, overrides, picker, regrading, services
-from quiz.teaching.quizzes.instructor_views import _time, form_learner
+from quiz.teaching.quizzes.instructor_views import form_learner, quiz_form_time
 from quiz.teaching.quizzes.models import QuizAttempt
 from quiz.teaching.quizzes.presenting import attempt_state
 
@@ -66,7 +66,7 @@ def quiz_reopen(request, quiz_id: int):
             quiz=quiz,
             learner=learner,
             actor=request.user,
-            closes_at=_time(post, "closes_at"),
+            closes_at=quiz_form_time(post, "closes_at"),
             extra_attempts=int(text[:3]),
         )
     except services.QuizError as exc:

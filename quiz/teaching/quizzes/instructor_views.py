@@ -56,7 +56,7 @@ def form_learner(post):
     return learner
 
 
-def _time(post, field: str, stored=None, *, required: bool = True):
+def quiz_form_time(post, field: str, stored=None, *, required: bool = True):
     """A form's date and time in UTC (zoned_time.form_time: read in the zone
     it was shown in, `stored` kept if unchanged), or QuizError naming it."""
     try:
@@ -169,8 +169,8 @@ def _form_values(request, quiz=None) -> tuple[dict, list[services.SlotSpec]]:
         ) from None
     values = {
         "title": post.get("title", ""),
-        "opens_at": _time(post, "opens_at", quiz and quiz.opens_at),
-        "closes_at": _time(post, "closes_at", quiz and quiz.closes_at),
+        "opens_at": quiz_form_time(post, "opens_at", quiz and quiz.opens_at),
+        "closes_at": quiz_form_time(post, "closes_at", quiz and quiz.closes_at),
         "time_limit": time_limit,
         "attempts_allowed": attempts,
         "combine": post.get("combine", Quiz.Combine.BEST),
@@ -431,7 +431,7 @@ def quiz_accommodation(request, quiz_id: int):
             learner=learner,
             actor=request.user,
             time_factor=float(factor) if factor else None,
-            closes_at=_time(post, "closes_at", required=False),
+            closes_at=quiz_form_time(post, "closes_at", required=False),
         )
     except services.QuizError as exc:
         messages.error(request, str(exc))
