@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import psycopg
-from bench_stack import Bench, ensure_database, pct
+from bench_stack import ROOT, Bench, ensure_database, pct
 from readme_figures import Gates, show
 from sse_client import Stream, fetch, follow, get, open_stream
 
@@ -65,7 +65,7 @@ def page_script() -> tuple[int, int, set[str]]:
     """static/js/submission.js's reconnection waits (ms) and the statuses that
     end it, read from the script itself: the pages here follow it if it
     changes (its logic is mirrored in browser() and backoff())."""
-    text = (Path(__file__).resolve().parent.parent / SCRIPT).read_text()
+    text = (ROOT / SCRIPT).read_text()
     waits = dict(re.findall(r"const (RETRY_MS|RETRY_MAX_MS) = (\d+);", text))
     terminal = re.search(r"const TERMINAL = new Set\(\[([^\]]*)\]\)", text)
     if len(waits) != 2 or not terminal:

@@ -87,10 +87,11 @@ def _renew(pid: int) -> None:
 def _alive(client: redis.Redis, key: str, members: list[bytes]) -> int:
     """How many of a learner's `members` belong to a live process; the others
     (their process's lease lapsed) are removed."""
-    names = sorted({m.split(b":", 1)[0] for m in members if b":" in m})
+    owner = {m: m.split(b":", 1)[0] for m in members if b":" in m}
+    names = sorted(set(owner.values()))
     leased = client.mget([_lease_key(n.decode()) for n in names]) if names else []
     dead = {n for n, lease in zip(names, leased, strict=True) if lease is None}
-    gone = [m for m in members if b":" in m and m.split(b":", 1)[0] in dead]
+    gone = [m for m, name in owner.items() if name in dead]
     if gone:
         client.zrem(key, *gone)
     return len(members) - len(gone)
