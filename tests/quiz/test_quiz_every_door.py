@@ -120,3 +120,15 @@ def test_no_page_or_endpoint_shows_a_key_of_the_quiz_being_sat(world, quiz_cours
                     assert secret not in body, (path, accept, response.status_code)
                 asked += 1
     assert asked > 150  # the walk reached the site, not a handful of routes
+    # The event stream of the learner's earlier submission: closed while the
+    # attempt is open, as its page is (the walk above skips streams, which
+    # would otherwise wait for verdicts).
+    (events,) = filled("api/v1/submissions/<uuid:submission_id>/events/", values)
+    response = lea.get(events, HTTP_ACCEPT="text/event-stream")
+    content = (
+        b"".join(response.streaming_content) if response.streaming else response.content
+    )
+    body = content.decode(errors="replace")
+    assert response.status_code == 403 and "feedback is closed" in body, body
+    for secret in SECRETS:
+        assert secret not in body, (events, secret)
