@@ -266,9 +266,11 @@ def test_the_stage_keeps_run_case_and_drops_the_parents_half(tmp_path):
     assert len(harnesses) >= 60
     for path in harnesses:
         text = path.read_text()
-        assert re.search(r"^def run_case\(", text, re.MULTILINE), path.name
+        # written (`def run_case(`) or declared (`run_case = calls(...)`)
+        assert re.search(r"^(def run_case\(|run_case = )", text, re.M), path.name
         for parent_side in ("check_case", "reference", "make_cases", "_diagnose"):
-            assert not re.search(rf"^def {parent_side}\(", text, re.MULTILINE), (
+            defined = rf"^(def {parent_side}\(|{parent_side} = )"
+            assert not re.search(defined, text, re.MULTILINE), (
                 path.name,
                 parent_side,
             )

@@ -1,0 +1,90 @@
+"""The check_case of an ordinary exercise, declared: what differs, nothing else.
+
+Parent side. A harness states its expectations (grading_engine.expected)
+and how to compare; these builders return the `check_case(case, data,
+tensors)` that runs the shared chain around them (a raised error, then the
+answer, then the known mistakes on a wrong value). The child half of a
+declaration is grading_engine.exercises.kit.runs.
+
+A tensor check reads RTOL and ATOL from the module that declares it at
+every call, not once: an exercise's own tolerances replace the harness's
+module constants while it is judged (grading.tolerances).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+from grading_engine.checks.answers import float_answer, int_answer, tensor_answer
+from grading_engine.checks.fingerprints import shipped_variants
+from grading_engine.checks.result import CheckResult
+from grading_engine.checks.tensors import case_error
+
+CheckCase = Callable[[dict, dict, dict], list[CheckResult]]
+Expectation = Callable[[dict], object]
+
+
+def tensor_check(
+    expected: Expectation,
+    mistakes: Expectation | None = None,
+    *,
+    errors=(),
+    sizes: dict | Callable[[dict, object], dict] | None = None,
+    **compare,
+) -> CheckCase:
+    """Judge the tensor the learner returned against `expected(case)`.
+
+    `expected` gives the right tensor, or a dict whose "output" is it with
+    other facts of the case (`sizes` may read them). `mistakes` gives the
+    known wrong computations' outputs (fingerprints.computed), tried only
+    when the value is wrong. `errors` are case_error's patterns; `sizes` is
+    compare_tensor's, or a function of (case, expected(case)) giving them;
+    `compare` is the rest of tensor_answer's options (axes, what, hints...).
+    """
+    module = sys._getframe(1).f_globals  # the declaring harness's namespace
+
+    def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+        if raised := case_error(case, data, errors):
+            return raised
+        shipped = expected(case)
+        want = shipped["output"] if isinstance(shipped, dict) else shipped
+
+        def listed():  # on demand: a right answer never pays for them
+            return shipped_variants(mistakes(case))
+
+        return tensor_answer(
+            case["name"],
+            data,
+            tensors,
+            want,
+            variants=listed if mistakes is not None else (),
+            sizes=sizes(case, shipped) if callable(sizes) else sizes,
+            rtol=module["RTOL"],
+            atol=module["ATOL"],
+            hidden=bool(case["hidden"]),
+            **compare,
+        )
+
+    return check_case
+
+
+def int_check(what: str, expected: Expectation) -> CheckCase:
+    """Judge the int "result" against `expected(case)`: {"value", "slips"}."""
+
+    def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+        answer = expected(case)
+        return int_answer(case, data, what, answer["value"], answer["slips"])
+
+    return check_case
+
+
+def float_check(what: str, expected: Expectation, **style) -> CheckCase:
+    """Judge the captured float against `expected(case)`: {"value", "slips"};
+    `style` is float_close's rel_tol, spec, unit and float_hint."""
+
+    def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+        answer = expected(case)
+        return float_answer(case, data, what, answer["value"], answer["slips"], **style)
+
+    return check_case
