@@ -7,6 +7,9 @@ class LmsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from lms import hooks
+        from lms.receivers import learners_changed
+        from quiz.core.score_events import learner_scores_changed
 
-        hooks.connect()
+        # Grades go out when work changes; the uid keeps a second ready() from
+        # connecting it twice.
+        learner_scores_changed.connect(learners_changed, dispatch_uid="lms-scores")

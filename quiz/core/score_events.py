@@ -1,39 +1,38 @@
 """Who hears that a learner's graded work changed, whatever the layer.
 
 A verdict (grader), a first self-check answer (learning), an override or an
-extension (teaching) can each change a learner's assignment scores. Layers
-above them (an LMS that receives grades) register a listener
-`(user_ids: list[int]) -> None` from their AppConfig.ready(); it runs once the
-change commits, so it never sees a row that a rollback takes back.
+extension (teaching) can each change a learner's assignment scores. That is
+a fact the lower layer announces, so it is a signal: `learner_scores_changed`,
+sent with `user_ids` (sorted, each once) once the change commits, so a
+receiver never sees a row that a rollback takes back. Layers above (teaching
+rescoring a quiz's code answers, an LMS that receives grades) connect to it
+from their AppConfig.ready(), each with a dispatch_uid.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from django.db import transaction
+from django.dispatch import Signal
 
 log = logging.getLogger(__name__)
-_listeners: list[Callable[[list[int]], None]] = []
 
-
-def score_listener_register(listener: Callable[[list[int]], None]) -> None:
-    if listener not in _listeners:
-        _listeners.append(listener)
+# Sent with sender=None and user_ids: list[int]; see scores_changed.
+learner_scores_changed = Signal()
 
 
 def scores_changed(user_ids: Iterable[int]) -> None:
-    """Tell every listener, after commit, that these learners' work changed."""
+    """Tell every receiver, after commit, that these learners' work changed."""
     ids = sorted({int(i) for i in user_ids})
-    if not ids or not _listeners:
+    if not ids or not learner_scores_changed.has_listeners():
         return
 
     def notify() -> None:
-        for listener in _listeners:
-            try:
-                listener(ids)
-            except Exception:  # a listener's failure must not fail a grade
-                log.exception("score listener %r failed", listener)
+        sent = learner_scores_changed.send_robust(None, user_ids=ids)
+        for receiver, outcome in sent:
+            if isinstance(outcome, Exception):  # must not fail a grade
+                log.error("score listener %r failed", receiver, exc_info=outcome)
 
     transaction.on_commit(notify)

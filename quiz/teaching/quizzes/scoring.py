@@ -4,9 +4,10 @@ Choice and numeric items are scored by today's keys (so a regrade sees a
 fix) with this quiz's own question changes applied (changes.py: a new key
 or tolerance, full credit, or dropped: None, out of the total); a code
 item by its grader's verdict, which may arrive after the attempt is
-submitted: `code_verdicts`, a score listener, rescores then. An
-instructor's override of one question's score wins over all of these
-except a drop, so a regrade keeps it.
+submitted: `code_verdicts`, hearing quiz.core.score_events'
+learner_scores_changed, rescores then. An instructor's override of one
+question's score wins over all of these except a drop, so a regrade keeps
+it.
 """
 
 from __future__ import annotations
@@ -95,6 +96,11 @@ def apply_score(attempt: QuizAttempt, fractions: list[float | None]) -> None:
         if f is not None
     )
     attempt.score = attempt.points / attempt.possible if attempt.possible else 0.0
+
+
+def code_verdicts_heard(sender, *, user_ids: list[int], **kwargs) -> None:
+    """Receiver of learner_scores_changed (connected in QuizConfig.ready())."""
+    code_verdicts(user_ids)
 
 
 def code_verdicts(user_ids: list[int]) -> None:

@@ -1,4 +1,6 @@
-"""What the LMS app plugs into the layers below: grades go out when work changes."""
+"""What the LMS app does when the layers below announce a fact: grades go out
+when a learner's work changes (quiz.core.score_events, connected in
+LmsConfig.ready())."""
 
 from __future__ import annotations
 
@@ -6,10 +8,9 @@ from django.conf import settings
 
 from lms import tasks
 from lms.models import LmsAccount
-from quiz.core.score_events import score_listener_register
 
 
-def learners_changed(user_ids: list[int]) -> None:
+def learners_changed(sender, *, user_ids: list[int], **kwargs) -> None:
     """Queue a score refresh for each of these learners an LMS knows."""
     linked = (
         LmsAccount.objects.filter(user_id__in=user_ids)
@@ -20,7 +21,3 @@ def learners_changed(user_ids: list[int]) -> None:
         tasks.refresh_learner.apply_async(
             args=[user_id], queue=settings.CELERY_TASK_DEFAULT_QUEUE
         )
-
-
-def connect() -> None:
-    score_listener_register(learners_changed)
