@@ -337,6 +337,22 @@ COURSE_CLIENT_INSTALL = envstr(
     "COURSE_CLIENT_INSTALL", "{install} (grading-engine {version}; see {url}client/)"
 )
 API_MAX_BODY_BYTES = 1024 * 1024
+
+# Answers a lower layer asks of a higher one, by dotted path (quiz.core.providers;
+# docs/architecture.md, "Calling up without importing up"). Each names what
+# provides the protocol its lower module owns; unset or empty, that layer goes
+# without, as it would with no layer above it (no viewer but the owner, no
+# panels or notes, nothing shut, no exercises in progress, no exercise store).
+SUBMISSION_VIEWER_SCOPES = ["quiz.teaching.selectors.learners_taught_by"]
+EXERCISE_NOTE_SOURCES = ["quiz.teaching.assignments.learner.exercise_due_notes"]
+HOME_PANELS = [  # in this order on the home page
+    "quiz.teaching.assignments.learner.assignments_panel",
+    "quiz.teaching.quizzes.learner.quizzes_panel",
+]
+PROGRESS_PANELS = ["quiz.teaching.assignments.learner.grades_panel"]  # My grades
+EXAM_LOCK_PROVIDERS = ["quiz.teaching.quizzes.exam_mode.exam_lock_for"]
+EXERCISE_PROGRESS = "grader.learner_progress.EXERCISE_PROGRESS"
+EXERCISE_STORE = "grader.exercise_content.EXERCISE_STORE"
 GPT2_WEIGHTS_PATH = envstr("GPT2_WEIGHTS_PATH") or None
 TIKTOKEN_CACHE_DIR = envstr("TIKTOKEN_CACHE_DIR") or None
 

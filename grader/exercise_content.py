@@ -1,8 +1,9 @@
 """Exercise rows to and from the content tree's exercise files.
 
 The content layer parses content/exercises/*.yaml into ExerciseRecords and
-writes them back; these functions are what it calls (through
-quiz.content.exercise_store, see grader.hooks) to store and read the rows.
+writes them back; these functions are what it calls to store and read the
+rows, through EXERCISE_STORE (quiz.content.exercise_store's protocol, named
+in settings.EXERCISE_STORE).
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from grader.models import Exercise
-from grader.verify import exercise_is_verified
+from grader.verify import exercise_is_verified, exercise_options_problems
+from quiz.content.exercise_store import ExerciseStore
 from quiz.content.models import Lesson
 from quiz.content.tree import ExerciseRecord
 from quiz.core.upsert import upsert
@@ -75,3 +77,10 @@ def exercise_records() -> list[ExerciseRecord]:
         )
         for exercise in Exercise.objects.select_related("lesson").order_by("slug")
     ]
+
+
+EXERCISE_STORE = ExerciseStore(
+    options_problems=exercise_options_problems,
+    upsert=exercise_upsert,
+    records=exercise_records,
+)

@@ -1,7 +1,8 @@
 """A learner's submissions as their progress page, streak and export show them.
 
-Registered into quiz.learning.exercise_progress by grader.hooks: learning
-sits below the grader and cannot ask for submissions itself.
+EXERCISE_PROGRESS is quiz.learning.exercise_progress's protocol, named in
+settings.EXERCISE_PROGRESS: learning sits below the grader and cannot ask
+for submissions itself.
 """
 
 from __future__ import annotations

@@ -6,27 +6,27 @@ Each read takes a fixed number of queries, whatever the learner's history.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from django.conf import settings
 from django.db.models import Count, Q, QuerySet
 
 from grader.models import Exercise, Submission
+from quiz.core.providers import providers
 
 Status = Submission.Status
 GRADED = (Status.PASSED, Status.FAILED)  # an `error` was the grader's fault
 
-# Who else may see a learner's submissions: each scope maps a viewer to the
-# ids of the learners whose work they may see (a subquery), or None. The
-# teaching layer, above this one, registers "learners in my cohorts".
-_viewer_scopes: list[Callable] = []
 
+class ViewerScope(Protocol):
+    """Who else may see a learner's submissions: the ids of the learners whose
+    work `user` may see (a subquery), or None. The teaching layer, above this
+    one, provides "learners in my cohorts"; settings.SUBMISSION_VIEWER_SCOPES
+    names the scopes (quiz.core.providers), and with none named a learner's
+    work is theirs alone (and superusers')."""
 
-def submission_viewer_scope_register(scope: Callable) -> None:
-    """Add `scope(user) -> QuerySet of user ids | None` (once per scope)."""
-    if scope not in _viewer_scopes:
-        _viewer_scopes.append(scope)
+    def __call__(self, user, /) -> QuerySet | None: ...
 
 
 def exercise_list() -> QuerySet[Exercise]:
@@ -46,7 +46,8 @@ def submissions_visible_to(user) -> QuerySet[Submission]:
     if user.is_superuser:
         return qs
     visible = Q(user=user)
-    for scope in _viewer_scopes:
+    scopes: tuple[ViewerScope, ...] = providers("SUBMISSION_VIEWER_SCOPES")
+    for scope in scopes:
         learner_ids = scope(user)
         if learner_ids is not None:
             visible |= Q(user_id__in=learner_ids)

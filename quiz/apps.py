@@ -11,13 +11,11 @@ class QuizConfig(AppConfig):
         from quiz.core.api.tokens import connect_signals
         from quiz.core.roles import ensure_roles
         from quiz.core.score_events import learner_scores_changed
-        from quiz.teaching import hooks as teaching_hooks
         from quiz.teaching.quizzes.scoring import code_verdicts_heard
 
         # Permissions exist only after migrate has run, so roles follow it.
         post_migrate.connect(ensure_roles, sender=self)
         connect_signals()  # a password change revokes the user's API token
-        teaching_hooks.connect()  # instructors see their cohorts' submissions
         # A verdict on a quiz's code question reaches its attempt; the uid
         # keeps a second ready() from connecting it twice.
         learner_scores_changed.connect(

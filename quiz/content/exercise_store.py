@@ -2,8 +2,9 @@
 
 Exercises are content files (content/exercises/*.yaml, parsed with the rest
 of the tree) but grader rows: their table and their harnesses belong to the
-submissions layer, above this one. So content never imports them. Grader's
-AppConfig.ready() registers an ExerciseStore here, and the tree parser, the
+submissions layer, above this one. So content never imports them. The
+grader provides an ExerciseStore, named by dotted path in
+settings.EXERCISE_STORE (quiz.core.providers), and the tree parser, the
 loader and the export call it.
 """
 
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from quiz.core.providers import provider
 
 
 @dataclass(frozen=True)
@@ -24,18 +27,11 @@ class ExerciseStore:
     records: Callable[[], list]
 
 
-_store: ExerciseStore | None = None
-
-
-def exercise_store_register(store: ExerciseStore) -> None:
-    global _store
-    _store = store
-
-
 def exercise_store() -> ExerciseStore:
-    if _store is None:
+    store = provider("EXERCISE_STORE")
+    if store is None:
         raise RuntimeError(
-            "no exercise store is registered: the grader app (INSTALLED_APPS) "
-            "registers one when Django starts"
+            "no exercise store is set: settings.EXERCISE_STORE names the "
+            "grader's (grader.exercise_content.EXERCISE_STORE)"
         )
-    return _store
+    return store

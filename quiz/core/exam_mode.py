@@ -4,17 +4,20 @@ other doors to its keys are shut (as PrairieLearn's exam mode does).
 A lesson's self-check answers at once, a reference solution unlocks after
 a few attempts, a submission shows its checks: each would give away an
 item of the quiz being sat. The teaching layer, above every such door,
-knows which quizzes a learner is sitting and what they draw from; it
-registers a provider here from its AppConfig.ready(), and each door below
-(self-check answers, lesson pages, review cards, the data export, exercise
-pages, submissions and their API) asks `exam_lock(user)` and refuses what
-the lock holds with a 403 that says why.
+knows which quizzes a learner is sitting and what they draw from: its
+ExamLockProvider is named in settings.EXAM_LOCK_PROVIDERS (quiz.core.providers;
+with none named nothing is shut). Each door below (self-check answers,
+lesson pages, review cards, the data export, exercise pages, submissions
+and their API) asks `exam_lock(user)` and refuses what the lock holds with
+a 403 that says why.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
+
+from quiz.core.providers import providers
 
 
 @dataclass(frozen=True)
@@ -38,20 +41,18 @@ class ExamLocked(Exception):  # noqa: N818 - reads as what happened
     """A door exam mode holds shut; the message is for the learner (a 403)."""
 
 
-_providers: list[Callable[[object], ExamLock | None]] = []
+class ExamLockProvider(Protocol):
+    """What a layer above answers: what it holds shut for `user` now, or None."""
 
-
-def exam_lock_register(provider: Callable[[object], ExamLock | None]) -> None:
-    """Add `provider(user) -> ExamLock | None` (once per provider)."""
-    if provider not in _providers:
-        _providers.append(provider)
+    def __call__(self, user, /) -> ExamLock | None: ...
 
 
 def exam_lock(user) -> ExamLock | None:
     """What exam mode holds shut for `user` now, or None."""
     if user is None or not getattr(user, "is_authenticated", False):
         return None
-    locks = [lock for provider in _providers if (lock := provider(user))]
+    sources: tuple[ExamLockProvider, ...] = providers("EXAM_LOCK_PROVIDERS")
+    locks = [lock for provider in sources if (lock := provider(user))]
     if not locks:
         return None
     return ExamLock(

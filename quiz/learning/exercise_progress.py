@@ -1,14 +1,17 @@
 """How exercise submissions join a learner's progress, streak and data export.
 
 Submissions belong to the grader, a layer above learning, so learning never
-imports them. Grader's AppConfig.ready() registers an ExerciseProgress here;
-the progress reads use it when it is there and count no exercises when not.
+imports them. The grader provides an ExerciseProgress, named by dotted path
+in settings.EXERCISE_PROGRESS (quiz.core.providers); the progress reads use
+it when it is there and count no exercises when not.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from quiz.core.providers import provider
 
 
 @dataclass(frozen=True)
@@ -32,13 +35,5 @@ class ExerciseProgress:
     total_count: Callable[[], int] | None = None
 
 
-_progress: ExerciseProgress | None = None
-
-
-def exercise_progress_register(progress: ExerciseProgress) -> None:
-    global _progress
-    _progress = progress
-
-
 def exercise_progress() -> ExerciseProgress | None:
-    return _progress
+    return provider("EXERCISE_PROGRESS")

@@ -27,9 +27,8 @@ from quiz.core.exam_mode import ExamLocked, exam_lock
 from quiz.core.params import BadNumber, whole_number
 from quiz.learning import data_export, progress, review
 from quiz.learning.exercise_progress import exercise_progress
-from quiz.learning.home_panels import home_panels
 from quiz.learning.models import ReviewCard
-from quiz.learning.progress_panels import progress_panels
+from quiz.learning.panels import home_panels, progress_panels
 
 CHART_JS = "vendor/chart.umd.js"
 DUE_FORMAT = "j M Y, H:i T"  # the templates use the same format

@@ -88,7 +88,7 @@ def member_ids(cohort: Cohort) -> QuerySet:
 
 def learners_taught_by(user) -> QuerySet:
     """The learners in cohorts `user` teaches, as a subquery of user ids: whose
-    submissions an instructor may open (registered into grader.selectors)."""
+    submissions an instructor may open (settings.SUBMISSION_VIEWER_SCOPES)."""
     return CohortMembership.objects.filter(
         cohort_id__in=cohorts_taught_ids(user)
     ).values("user_id")

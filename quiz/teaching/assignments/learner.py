@@ -1,9 +1,9 @@
 """A learner's own assignments: their home page panel, "My grades" on their
 progress page, an exercise's due date.
 
-Registered into the layers below (quiz.learning.home_panels,
-quiz.learning.progress_panels and grader.exercise_notes) by
-quiz.teaching.hooks. Only assignments that have opened, are not archived,
+Named in the settings the layers below read (HOME_PANELS and
+PROGRESS_PANELS for quiz.learning.panels, EXERCISE_NOTE_SOURCES for
+grader.exercise_notes). Only assignments that have opened, are not archived,
 and belong to a cohort the learner is in. A quiz item whose score its
 feedback policy still holds back scores 0 in its assignment (scoring.py) and
 says when its result will show instead of a figure.

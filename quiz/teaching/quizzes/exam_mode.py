@@ -1,10 +1,11 @@
 """Which doors exam mode shuts for a learner sitting held-back quizzes.
 
-Registered into quiz.core.exam_mode by quiz.teaching.hooks. While a
-learner has a live attempt (in progress, before its deadline; previews
-never count) on a quiz whose feedback is held back, every self-check and
-exercise any of its slots draws from is shut: the whole pool, not only
-the questions this attempt drew, since another attempt may draw the rest.
+Named in settings.EXAM_LOCK_PROVIDERS (quiz.core.exam_mode's
+ExamLockProvider). While a learner has a live attempt (in progress, before
+its deadline; previews never count) on a quiz whose feedback is held back,
+every self-check and exercise any of its slots draws from is shut: the
+whole pool, not only the questions this attempt drew, since another
+attempt may draw the rest.
 Every other quiz is shut too (its results, or a practice quiz's checked
 answers, may hold the same questions' keys or a template's method).
 """

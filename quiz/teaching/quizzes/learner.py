@@ -1,7 +1,7 @@
 """A learner's quizzes: "Your quizzes" on their home page, and the quizzes of
 "My grades" on their progress page (quiz.teaching.assignments.learner).
 
-Registered into quiz.learning.home_panels by quiz.teaching.hooks (learning
+A panel of quiz.learning.panels, named in settings.HOME_PANELS (learning
 cannot import teaching). Only quizzes of cohorts the learner is in, and not
 archived. The home page lists those open or upcoming, then those that closed
 for the learner within the last RECENT (a closed quiz stays, so its results
