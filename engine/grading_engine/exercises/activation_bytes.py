@@ -19,9 +19,9 @@ from __future__ import annotations
 import random
 from functools import partial
 
-from grading_engine.checks.answers import int_answer
-from grading_engine.checks.result import CheckResult
-from grading_engine.exercises.kit.args import args_case, int_result
+from grading_engine.checks.judges import int_check
+from grading_engine.exercises.kit.args import args_case
+from grading_engine.exercises.kit.runs import returns_int
 from grading_engine.expected import expectation
 
 SLUG = "activation-bytes"
@@ -70,8 +70,7 @@ def make_cases(seed: int) -> list[dict]:
     return cases
 
 
-def run_case(fn, case: dict):
-    return int_result(fn, case, _ARGS)
+run_case = returns_int(_ARGS)
 
 
 def _slips(args: dict) -> list[tuple[int, str, str]]:
@@ -132,6 +131,4 @@ def expected(case: dict) -> dict:
     return {"value": reference(**args), "slips": _slips(args)}
 
 
-def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
-    answer = expected(case)
-    return int_answer(case, data, "bytes", answer["value"], answer["slips"])
+check_case = int_check("bytes", expected)

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import random
 
-from grading_engine.checks.answers import int_answer
-from grading_engine.checks.result import CheckResult
+from grading_engine.checks.judges import int_check
 from grading_engine.expected import expectation
 from grading_engine.harness.capture import capture_int
 from grading_engine.reference import block_parameter_count, get_config
@@ -85,6 +84,4 @@ def expected(case: dict) -> dict:
     return {"value": block_parameter_count(d), "slips": _slips(d)}
 
 
-def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
-    answer = expected(case)
-    return int_answer(case, data, "parameters", answer["value"], answer["slips"])
+check_case = int_check("parameters", expected)

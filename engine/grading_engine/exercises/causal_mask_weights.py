@@ -13,10 +13,10 @@ import random
 
 import torch
 
-from grading_engine.checks.answers import tensor_answer
-from grading_engine.checks.fingerprints import Variant, computed, shipped_variants
-from grading_engine.checks.tensors import case_error, run_and_capture
+from grading_engine.checks.fingerprints import Variant, computed
+from grading_engine.checks.judges import tensor_check
 from grading_engine.exercises.kit.cases import seed_cases
+from grading_engine.exercises.kit.runs import calls
 from grading_engine.expected import expectation
 
 SLUG = "causal-mask-weights"
@@ -187,8 +187,7 @@ def _variants(scores: torch.Tensor) -> list[Variant]:
     return [Variant(d, fn, MESSAGES[d]) for d, fn in compute.items()]
 
 
-def run_case(fn, case: dict):
-    return run_and_capture(fn, inputs(case))
+run_case = calls(inputs)
 
 
 @expectation
@@ -203,20 +202,10 @@ def known_mistakes(case: dict) -> list:
     return computed(_variants(inputs(case)))
 
 
-def check_case(case: dict, data: dict, tensors: dict):
-    if raised := case_error(case, data):
-        return raised
-    return tensor_answer(
-        case["name"],
-        data,
-        tensors,
-        expected_output(case),
-        variants=lambda: shipped_variants(known_mistakes(case)),
-        nan_agrees=True,  # NaN where the mistake has NaN counts as agreement
-        axes=("batch", "n_head", "t_q", "t_k"),
-        sizes={},
-        rtol=RTOL,
-        atol=ATOL,
-        what="the attention weights",
-        hidden=bool(case["hidden"]),
-    )
+check_case = tensor_check(
+    expected_output,
+    known_mistakes,
+    nan_agrees=True,  # NaN where the mistake has NaN counts as agreement
+    axes=("batch", "n_head", "t_q", "t_k"),
+    what="the attention weights",
+)

@@ -12,16 +12,15 @@ import random
 
 import torch
 
-from grading_engine.checks.answers import tensor_answer
 from grading_engine.checks.fingerprints import (
     ATTENTION_FLAWS,
     Variant,
     attention,
     causal_property,
     computed,
-    shipped_variants,
 )
-from grading_engine.checks.tensors import case_error, run_with_future
+from grading_engine.checks.judges import tensor_check
+from grading_engine.checks.tensors import run_with_future
 from grading_engine.expected import expectation
 from grading_engine.reference import CausalSelfAttention, GPTConfig
 from grading_engine.reference.cache import reference_model
@@ -173,46 +172,50 @@ def known_mistakes(case: dict) -> list:
     )
 
 
+def _sizes(case: dict, shipped: dict) -> dict:
+    """The head count and widths a wrong shape's axes are named by."""
+    n_head, d = shipped["n_head"], shipped["output"].shape[-1]
+    return {"n_head": n_head, "head_size": d // n_head, "3*n_embd": 3 * d}
+
+
+_declared = tensor_check(
+    expected_output,
+    known_mistakes,
+    errors=ERRORS,
+    axes=("batch", "time", "n_embd"),
+    sizes=_sizes,
+    shape_hints={
+        "replaced:n_embd->3*n_embd": (
+            "missing-output-projection",
+            "that is the qkv projection: split it into q, k, v, attend, "
+            "and finish with c_proj",
+        ),
+    },
+    what="the attention output",
+)
+
+
 def check_case(case: dict, data: dict, tensors: dict):
-    hidden, name = bool(case["hidden"]), case["name"]
-    if raised := case_error(case, data, ERRORS):
-        return raised
-    shipped = expected_output(case)
-    expected, n_head = shipped["output"], shipped["n_head"]
-    d = expected.shape[-1]
-    results = tensor_answer(
-        name,
-        data,
-        tensors,
-        expected,
-        variants=lambda: shipped_variants(known_mistakes(case)),
-        axes=("batch", "time", "n_embd"),
-        sizes={"n_head": n_head, "head_size": d // n_head, "3*n_embd": 3 * d},
-        shape_hints={
-            "replaced:n_embd->3*n_embd": (
-                "missing-output-projection",
-                "that is the qkv projection: split it into q, k, v, attend, "
-                "and finish with c_proj",
-            ),
-        },
-        rtol=RTOL,
-        atol=ATOL,
-        what="the attention output",
-        hidden=hidden,
-    )
+    """The declared chain, then the mask as a property: the second call's
+    later inputs must leave the earlier outputs as they were."""
+    results = _declared(case, data, tensors)
     got = tensors.get("output")
-    if got is None or got.shape != expected.shape:
+    if (
+        data.get("error")
+        or got is None
+        or got.shape != expected_output(case)["output"].shape
+    ):
         return results
     future = tensors.get("future")
     return results + [
         causal_property(
-            name,
+            case["name"],
             got,
             future,
             results,
             CAUSAL_WORDS,
             rtol=RTOL,
             atol=ATOL,
-            hidden=hidden,
+            hidden=bool(case["hidden"]),
         )
     ]

@@ -13,8 +13,7 @@ import random
 import torch
 from torch import nn
 
-from grading_engine.checks.answers import int_answer
-from grading_engine.checks.result import CheckResult
+from grading_engine.checks.judges import int_check
 from grading_engine.exercises.kit.models import random_model
 from grading_engine.expected import expectation
 from grading_engine.harness.capture import capture_int
@@ -146,6 +145,4 @@ def expected(case: dict) -> dict:
     return {"value": sizes["right"], "slips": _slips(sizes)}
 
 
-def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
-    answer = expected(case)
-    return int_answer(case, data, "bytes", answer["value"], answer["slips"])
+check_case = int_check("bytes", expected)

@@ -13,12 +13,13 @@ import random
 
 import torch
 
-from grading_engine.checks.answers import tensor_answer
-from grading_engine.checks.fingerprints import Variant, computed, shipped_variants
+from grading_engine.checks.fingerprints import Variant, computed
+from grading_engine.checks.judges import tensor_check
 from grading_engine.checks.result import CheckResult, fail
-from grading_engine.checks.tensors import case_error, raised, run_and_capture
+from grading_engine.checks.tensors import raised
 from grading_engine.exercises.kit.cases import new_case
 from grading_engine.exercises.kit.embeddings import draw_table, tables
+from grading_engine.exercises.kit.runs import calls
 from grading_engine.exercises.kit.sky import SKY
 from grading_engine.expected import expectation
 from grading_engine.reference.cache import reference_model
@@ -119,8 +120,7 @@ def reference(idx, wte, wpe, start):
     return wte[idx] + wpe[start : start + t]
 
 
-def run_case(fn, case: dict):
-    return run_and_capture(fn, *inputs(case))
+run_case = calls(inputs)
 
 
 @expectation
@@ -248,30 +248,31 @@ def _refused_a_fit(case: dict, data: dict) -> list[CheckResult]:
     ]
 
 
+def _sizes(case: dict, expected: torch.Tensor) -> dict:
+    """The tables' sizes, so a shape that took a table's is named."""
+    sizes = table_sizes(case)
+    return {"vocab_size": sizes["vocab_size"], "block_size": sizes["rows"]}
+
+
+_declared = tensor_check(
+    expected_output,
+    known_mistakes,
+    errors=_ERRORS,
+    sizes=_sizes,
+    axes=("batch", "time", "n_embd"),
+    shape_hints={
+        "replaced:time->block_size": (
+            "position-table-not-sliced",
+            "add only the t rows of wpe that belong to these tokens",
+        ),
+    },
+    what="the embedding",
+)
+
+
 def check_case(case: dict, data: dict, tensors: dict):
+    """A chunk past the table must be refused and one that fits must not:
+    judged here, around the declared check of the embedding."""
     if case.get("too_long"):
         return _check_refusal(case, data, tensors)
-    if refused := _refused_a_fit(case, data):
-        return refused
-    if raised := case_error(case, data, _ERRORS):
-        return raised
-    sizes = table_sizes(case)
-    return tensor_answer(
-        case["name"],
-        data,
-        tensors,
-        expected_output(case),
-        variants=lambda: shipped_variants(known_mistakes(case)),
-        axes=("batch", "time", "n_embd"),
-        sizes={"vocab_size": sizes["vocab_size"], "block_size": sizes["rows"]},
-        shape_hints={
-            "replaced:time->block_size": (
-                "position-table-not-sliced",
-                "add only the t rows of wpe that belong to these tokens",
-            ),
-        },
-        rtol=RTOL,
-        atol=ATOL,
-        what="the embedding",
-        hidden=bool(case["hidden"]),
-    )
+    return _refused_a_fit(case, data) or _declared(case, data, tensors)

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import random
 
-from grading_engine.checks.answers import float_answer
 from grading_engine.checks.floats import capture_float
-from grading_engine.checks.result import CheckResult
+from grading_engine.checks.judges import float_check
 from grading_engine.expected import expectation
 from grading_engine.reference import build_model, get_config, gpt2_parameter_count
 
@@ -131,15 +130,10 @@ def expected(case: dict) -> dict:
     return {"value": reference(case), "slips": _slips(case)}
 
 
-def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
-    answer = expected(case)
-    return float_answer(
-        case,
-        data,
-        "embedding share",
-        answer["value"],
-        answer["slips"],
-        rel_tol=REL_TOL,
-        spec=".6f",
-        float_hint="return a float such as 0.42",
-    )
+check_case = float_check(
+    "embedding share",
+    expected,
+    rel_tol=REL_TOL,
+    spec=".6f",
+    float_hint="return a float such as 0.42",
+)

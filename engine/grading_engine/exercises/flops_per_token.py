@@ -11,8 +11,7 @@ from __future__ import annotations
 import random
 from functools import partial
 
-from grading_engine.checks.answers import int_answer
-from grading_engine.checks.result import CheckResult
+from grading_engine.checks.judges import int_check
 from grading_engine.exercises.kit.args import args_case
 from grading_engine.expected import expectation
 from grading_engine.harness.capture import capture_int
@@ -149,6 +148,4 @@ def expected(case: dict) -> dict:
     return {"value": reference(**args), "slips": _slips(args)}
 
 
-def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
-    answer = expected(case)
-    return int_answer(case, data, "FLOPs per token", answer["value"], answer["slips"])
+check_case = int_check("FLOPs per token", expected)

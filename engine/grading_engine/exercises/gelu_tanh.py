@@ -16,7 +16,8 @@ from torch.nn import functional as F
 
 from grading_engine.checks.answers import tensor_answer
 from grading_engine.checks.fingerprints import Variant, computed, shipped_variants
-from grading_engine.checks.tensors import case_error, run_and_capture
+from grading_engine.checks.tensors import case_error
+from grading_engine.exercises.kit.runs import calls
 from grading_engine.expected import expectation
 
 SLUG = "gelu-tanh"
@@ -113,8 +114,7 @@ def gelu_variant(x: torch.Tensor, kind: str) -> torch.Tensor:
     return half * x * (1.0 + torch.tanh(c * (x + k * x**3)))
 
 
-def run_case(fn, case: dict):
-    return run_and_capture(fn, inputs(case))
+run_case = calls(inputs)
 
 
 def _variants(x: torch.Tensor) -> list[Variant]:

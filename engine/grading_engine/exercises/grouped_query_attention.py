@@ -14,10 +14,10 @@ import random
 import torch
 
 from grading_engine.checks import heads
-from grading_engine.checks.answers import tensor_answer
-from grading_engine.checks.fingerprints import Variant, computed, shipped_variants
-from grading_engine.checks.tensors import case_error, run_and_capture
+from grading_engine.checks.fingerprints import Variant, computed
+from grading_engine.checks.judges import tensor_check
 from grading_engine.exercises.kit.cases import new_case, normal, size_cases
+from grading_engine.exercises.kit.runs import calls
 from grading_engine.expected import expectation
 
 SLUG = "grouped-query-attention"
@@ -121,8 +121,7 @@ def _masked_diagonal(q, k, v) -> torch.Tensor:
     return scores.masked_fill(hidden, float("-inf")).softmax(-1) @ v
 
 
-def run_case(fn, case: dict):
-    return run_and_capture(fn, *inputs(case))
+run_case = calls(inputs)
 
 
 def _variants(q, k, v) -> list[Variant]:
@@ -164,20 +163,17 @@ def known_mistakes(case: dict) -> list:
     return computed(_variants(q, k, v))
 
 
-def check_case(case: dict, data: dict, tensors: dict):
-    if raised := case_error(case, data, ERRORS):
-        return raised
-    return tensor_answer(
-        case["name"],
-        data,
-        tensors,
-        expected_output(case),
-        variants=lambda: shipped_variants(known_mistakes(case)),
-        nan_agrees=True,  # the masked diagonal's NaN rows are its match
-        axes=("batch", "n_head", "time", "head_size"),
-        sizes={"n_kv_head": case["nkv"]},
-        rtol=RTOL,
-        atol=ATOL,
-        what="the attention output",
-        hidden=bool(case["hidden"]),
-    )
+def _sizes(case: dict, expected: torch.Tensor) -> dict:
+    """k and v's head count, so a shape that took it is named."""
+    return {"n_kv_head": case["nkv"]}
+
+
+check_case = tensor_check(
+    expected_output,
+    known_mistakes,
+    errors=ERRORS,
+    sizes=_sizes,
+    nan_agrees=True,  # the masked diagonal's NaN rows are its match
+    axes=("batch", "n_head", "time", "head_size"),
+    what="the attention output",
+)

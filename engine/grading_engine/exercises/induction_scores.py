@@ -17,10 +17,10 @@ import random
 
 import torch
 
-from grading_engine.checks.answers import tensor_answer
-from grading_engine.checks.fingerprints import Variant, computed, shipped_variants
-from grading_engine.checks.tensors import case_error, run_and_capture
+from grading_engine.checks.fingerprints import Variant, computed
+from grading_engine.checks.judges import tensor_check
 from grading_engine.exercises.kit.cases import new_case, seed_cases
+from grading_engine.exercises.kit.runs import calls
 from grading_engine.expected import expectation
 
 SLUG = "induction-scores"
@@ -158,8 +158,7 @@ def _variants(maps: torch.Tensor, period: int) -> list[Variant]:
     return variants
 
 
-def run_case(fn, case: dict):
-    return run_and_capture(fn, *inputs(case))
+run_case = calls(inputs)
 
 
 @expectation
@@ -176,19 +175,9 @@ def known_mistakes(case: dict) -> list:
     return computed(_variants(maps, period))
 
 
-def check_case(case: dict, data: dict, tensors: dict):
-    if raised := case_error(case, data):
-        return raised
-    return tensor_answer(
-        case["name"],
-        data,
-        tensors,
-        expected_output(case),
-        variants=lambda: shipped_variants(known_mistakes(case)),
-        axes=("n_layer", "n_head"),
-        sizes={},
-        rtol=RTOL,
-        atol=ATOL,
-        what="the induction scores",
-        hidden=bool(case["hidden"]),
-    )
+check_case = tensor_check(
+    expected_output,
+    known_mistakes,
+    axes=("n_layer", "n_head"),
+    what="the induction scores",
+)

@@ -12,9 +12,9 @@ from __future__ import annotations
 import random
 from functools import partial
 
-from grading_engine.checks.answers import int_answer
-from grading_engine.checks.result import CheckResult
-from grading_engine.exercises.kit.args import args_case, int_result
+from grading_engine.checks.judges import int_check
+from grading_engine.exercises.kit.args import args_case
+from grading_engine.exercises.kit.runs import returns_int
 from grading_engine.expected import expectation
 
 SLUG = "kv-crossover-tokens"
@@ -89,8 +89,7 @@ def _boundary_cases(rng: random.Random) -> list[dict]:
     ]  # fmt: skip
 
 
-def run_case(fn, case: dict):
-    return int_result(fn, case, _ARGS)
+run_case = returns_int(_ARGS)
 
 
 def _slips(a: dict) -> list[tuple[int, str, str]]:
@@ -145,6 +144,4 @@ def expected(case: dict) -> dict:
     return {"value": reference(**a), "slips": _slips(a)}
 
 
-def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
-    answer = expected(case)
-    return int_answer(case, data, "tokens", answer["value"], answer["slips"])
+check_case = int_check("tokens", expected)

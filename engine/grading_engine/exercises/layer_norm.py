@@ -14,9 +14,9 @@ import random
 import torch
 from torch.nn import functional as F
 
-from grading_engine.checks.answers import tensor_answer
-from grading_engine.checks.fingerprints import Variant, computed, shipped_variants
-from grading_engine.checks.tensors import case_error, run_and_capture
+from grading_engine.checks.fingerprints import Variant, computed
+from grading_engine.checks.judges import tensor_check
+from grading_engine.exercises.kit.runs import calls
 from grading_engine.expected import expectation
 
 SLUG = "layer-norm"
@@ -113,8 +113,7 @@ def layer_norm_variant(x, weight, bias, eps, kind: str = "right"):
     return xhat * weight + bias
 
 
-def run_case(fn, case: dict):
-    return run_and_capture(fn, *inputs(case))
+run_case = calls(inputs)
 
 
 def _variants(x, weight, bias, eps) -> list[Variant]:
@@ -201,19 +200,10 @@ def known_mistakes(case: dict) -> list:
     return computed(_variants(*inputs(case)))
 
 
-def check_case(case: dict, data: dict, tensors: dict):
-    if raised := case_error(case, data):
-        return raised
-    return tensor_answer(
-        case["name"],
-        data,
-        tensors,
-        expected_output(case),
-        variants=lambda: shipped_variants(known_mistakes(case)),
-        axes=("batch", "time", "n_embd"),
-        rtol=RTOL,
-        atol=ATOL,
-        what="the normalised output",
-        dtype_hint="keep the input's dtype (float32)",
-        hidden=bool(case["hidden"]),
-    )
+check_case = tensor_check(
+    expected_output,
+    known_mistakes,
+    axes=("batch", "time", "n_embd"),
+    what="the normalised output",
+    dtype_hint="keep the input's dtype (float32)",
+)

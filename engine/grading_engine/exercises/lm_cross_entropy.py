@@ -15,11 +15,13 @@ import random
 
 import torch
 
-from grading_engine.checks.answers import finite_answer, not_reduced, tensor_answer
-from grading_engine.checks.fingerprints import Variant, computed, shipped_variants
-from grading_engine.checks.tensors import case_error, run_and_capture
+from grading_engine.checks.answers import finite_answer, not_reduced
+from grading_engine.checks.fingerprints import Variant, computed
+from grading_engine.checks.judges import tensor_check
+from grading_engine.checks.result import CheckResult
 from grading_engine.exercises.kit.cases import new_case
 from grading_engine.exercises.kit.logits import draw_logits_cases, random_logits
+from grading_engine.exercises.kit.runs import calls
 from grading_engine.exercises.kit.sky import gpt2_head, sky_hidden_state
 from grading_engine.expected import expectation, per_case
 
@@ -93,8 +95,7 @@ def inputs(case: dict) -> tuple[torch.Tensor, torch.Tensor]:
     return logits, targets
 
 
-def run_case(fn, case: dict):
-    return run_and_capture(fn, *inputs(case))
+run_case = calls(inputs)
 
 
 def reference(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
@@ -181,27 +182,26 @@ def known_mistakes(case: dict) -> list:
     return computed(_variants(*_judged(case)))
 
 
-def check_case(case: dict, data: dict, tensors: dict):
-    hidden, name = bool(case["hidden"]), case["name"]
-    if raised := case_error(case, data, ERRORS):
-        return raised
-    expected = expected_output(case)
-    results = tensor_answer(
-        name,
-        data,
-        tensors,
-        expected,
-        variants=lambda: shipped_variants(known_mistakes(case)),
-        when=finite_answer,  # else check_finite already named unstable-log-softmax
-        axes=(),
-        sizes={},
-        rtol=RTOL,
-        atol=ATOL,
-        what="the loss",
-        finite_hint=UNSTABLE,
-        dtype_hint="keep the logits' float32",
-        hidden=hidden,
-    )
+_declared = tensor_check(
+    expected_output,
+    known_mistakes,
+    errors=ERRORS,
+    when=finite_answer,  # else check_finite already named unstable-log-softmax
+    axes=(),
+    what="the loss",
+    finite_hint=UNSTABLE,
+    dtype_hint="keep the logits' float32",
+)
+
+
+def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
+    """The declared check, then a loss per position named as not reduced
+    (unless the function raised: that failure is the whole verdict)."""
+    results = _declared(case, data, tensors)
+    if data.get("error"):
+        return results
+    got, expected = tensors.get("output"), expected_output(case)
+    hidden = bool(case["hidden"])
     return results + not_reduced(
-        name, tensors.get("output"), expected, NOT_REDUCED, hidden=hidden
+        case["name"], got, expected, NOT_REDUCED, hidden=hidden
     )

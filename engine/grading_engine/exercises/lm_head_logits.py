@@ -14,8 +14,9 @@ import torch
 
 from grading_engine.checks.answers import tensor_answer
 from grading_engine.checks.fingerprints import Variant, computed, shipped_variants
-from grading_engine.checks.tensors import case_error, run_and_capture, top_tokens_report
+from grading_engine.checks.tensors import case_error, top_tokens_report
 from grading_engine.exercises.kit.cases import normal
+from grading_engine.exercises.kit.runs import calls
 from grading_engine.exercises.kit.sky import SKY_TEXT, gpt2_head, sky_hidden_state
 from grading_engine.expected import expectation
 from grading_engine.reference.tokenizer import get_encoding
@@ -80,8 +81,7 @@ def inputs(case: dict) -> tuple[torch.Tensor, torch.Tensor]:
     return x, weight / case["d"] ** 0.5
 
 
-def run_case(fn, case: dict):
-    return run_and_capture(fn, *inputs(case))
+run_case = calls(inputs)
 
 
 def _variants(x, weight, expected) -> list[Variant]:

@@ -17,12 +17,13 @@ import random
 
 import torch
 
-from grading_engine.checks.answers import not_reduced, tensor_answer
-from grading_engine.checks.fingerprints import Variant, computed, shipped_variants
+from grading_engine.checks.answers import not_reduced
+from grading_engine.checks.fingerprints import Variant, computed
+from grading_engine.checks.judges import tensor_check
 from grading_engine.checks.result import CheckResult
-from grading_engine.checks.tensors import case_error, run_and_capture
 from grading_engine.exercises.kit.cases import new_case
 from grading_engine.exercises.kit.logits import draw_logits_cases, random_logits
+from grading_engine.exercises.kit.runs import calls
 from grading_engine.expected import expectation
 from grading_engine.reference.cache import reference_model
 
@@ -117,8 +118,7 @@ def reference(logits: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
     return _nll(logits[:, :-1], idx[:, 1:]).mean()
 
 
-def run_case(fn, case: dict):
-    return run_and_capture(fn, *inputs(case))
+run_case = calls(inputs)
 
 
 def _variants(logits: torch.Tensor, idx: torch.Tensor) -> list[Variant]:
@@ -197,26 +197,25 @@ def known_mistakes(case: dict) -> list:
     return computed(_variants(*inputs(case)))
 
 
+_declared = tensor_check(
+    expected_output,
+    known_mistakes,
+    errors=ERRORS,
+    when=torch.Tensor.is_floating_point,
+    axes=(),
+    what="the loss",
+    dtype_hint="keep the logits' float32",
+)
+
+
 def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
-    hidden, name = bool(case["hidden"]), case["name"]
-    if raised := case_error(case, data, ERRORS):
-        return raised
-    expected = expected_output(case)
-    results = tensor_answer(
-        name,
-        data,
-        tensors,
-        expected,
-        variants=lambda: shipped_variants(known_mistakes(case)),
-        when=torch.Tensor.is_floating_point,
-        axes=(),
-        sizes={},
-        rtol=RTOL,
-        atol=ATOL,
-        what="the loss",
-        dtype_hint="keep the logits' float32",
-        hidden=hidden,
-    )
+    """The declared check, then a loss per position named as not reduced
+    (unless the function raised: that failure is the whole verdict)."""
+    results = _declared(case, data, tensors)
+    if data.get("error"):
+        return results
+    got, expected = tensors.get("output"), expected_output(case)
+    hidden = bool(case["hidden"])
     return results + not_reduced(
-        name, tensors.get("output"), expected, NOT_REDUCED, hidden=hidden
+        case["name"], got, expected, NOT_REDUCED, hidden=hidden
     )

@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import random
 
-from grading_engine.checks.answers import float_answer
-from grading_engine.checks.floats import capture_float
-from grading_engine.checks.result import CheckResult
-from grading_engine.exercises.kit.args import args_case, call_with_args
+from grading_engine.checks.judges import float_check
+from grading_engine.exercises.kit.args import args_case
+from grading_engine.exercises.kit.runs import returns_float
 from grading_engine.expected import expectation
 
 SLUG = "loss-scale"
@@ -157,8 +156,7 @@ def make_cases(seed: int) -> list[dict]:
     return cases
 
 
-def run_case(fn, case: dict):
-    return capture_float(call_with_args(fn, case, _ARGS)), {}
+run_case = returns_float(_ARGS)
 
 
 def _slips(args: dict) -> list[tuple[float, str, str]]:
@@ -172,15 +170,10 @@ def expected(case: dict) -> dict:
     return {"value": reference(**args), "slips": _slips(args)}
 
 
-def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
-    answer = expected(case)
-    return float_answer(
-        case,
-        data,
-        "final scale",
-        answer["value"],
-        answer["slips"],
-        rel_tol=REL_TOL,
-        spec=",.6g",
-        float_hint="return the scale as a float",
-    )
+check_case = float_check(
+    "final scale",
+    expected,
+    rel_tol=REL_TOL,
+    spec=",.6g",
+    float_hint="return the scale as a float",
+)

@@ -14,8 +14,9 @@ import torch
 
 from grading_engine.checks.answers import tensor_answer, wrong_shape_mistake
 from grading_engine.checks.fingerprints import Variant, computed, shipped_variants
-from grading_engine.checks.tensors import case_error, run_and_capture
+from grading_engine.checks.tensors import case_error
 from grading_engine.exercises.kit.cases import new_case, normal, seed_cases
+from grading_engine.exercises.kit.runs import calls
 from grading_engine.expected import expectation
 
 SLUG = "merge-heads"
@@ -90,8 +91,7 @@ def reference(y: torch.Tensor) -> torch.Tensor:
     return y.transpose(1, 2).contiguous().view(b, t, nh * hs)
 
 
-def run_case(fn, case: dict):
-    return run_and_capture(fn, inputs(case))
+run_case = calls(inputs)
 
 
 def _variants(y: torch.Tensor) -> list[Variant]:

@@ -15,9 +15,9 @@ import random
 import torch
 from torch.nn import functional as F
 
-from grading_engine.checks.answers import tensor_answer
-from grading_engine.checks.fingerprints import Variant, computed, shipped_variants
-from grading_engine.checks.tensors import case_error, run_and_capture
+from grading_engine.checks.fingerprints import Variant, computed
+from grading_engine.checks.judges import tensor_check
+from grading_engine.exercises.kit.runs import calls
 from grading_engine.expected import expectation
 from grading_engine.reference.cache import reference_model
 
@@ -71,8 +71,9 @@ def make_cases(seed: int) -> list[dict]:
     return cases
 
 
-def inputs(case: dict) -> list[torch.Tensor]:
-    """[x, c_fc_weight, c_fc_bias, c_proj_weight, c_proj_bias]."""
+def inputs(case: dict) -> tuple[torch.Tensor, ...]:
+    """(x, c_fc_weight, c_fc_bias, c_proj_weight, c_proj_bias): a tuple, so
+    `calls` passes them as five arguments."""
     g = torch.Generator().manual_seed(case["seed"])
     if case.get("gpt2"):
         mlp = reference_model("gpt2").transformer.h[0].mlp
@@ -85,15 +86,15 @@ def inputs(case: dict) -> list[torch.Tensor]:
         # LayerNorm output has unit scale; x2 puts c_fc's outputs near +-2,
         # where the two GELUs part.
         x = 2 * torch.randn(case["b"], case["t"], d, generator=g) / (0.02 * d**0.5)
-        return [x, w_fc, b_fc, w_proj, b_proj]
+        return x, w_fc, b_fc, w_proj, b_proj
     d = case["d"]
-    return [
+    return (
         2 * torch.randn(case["b"], case["t"], d, generator=g),
         torch.randn(4 * d, d, generator=g) / d**0.5,
         torch.randn(4 * d, generator=g) * 0.5,
         torch.randn(d, 4 * d, generator=g) / (4 * d) ** 0.5,
         torch.randn(d, generator=g) * 0.1,
-    ]
+    )
 
 
 def mlp(x, w_fc, b_fc, w_proj, b_proj, act="tanh", biases=("fc", "proj")):
@@ -112,8 +113,7 @@ def mlp(x, w_fc, b_fc, w_proj, b_proj, act="tanh", biases=("fc", "proj")):
     return F.linear(h, w_proj, b_proj if "proj" in biases else None)
 
 
-def run_case(fn, case: dict):
-    return run_and_capture(fn, *inputs(case))
+run_case = calls(inputs)
 
 
 def _bias_after_gelu(x, w_fc, b_fc, w_proj, b_proj):
@@ -121,7 +121,7 @@ def _bias_after_gelu(x, w_fc, b_fc, w_proj, b_proj):
     return F.linear(h, w_proj, b_proj)
 
 
-def _variants(args: list[torch.Tensor]) -> list[Variant]:
+def _variants(args: tuple[torch.Tensor, ...]) -> list[Variant]:
     variants = [
         Variant("exact-gelu", lambda: mlp(*args, act="exact")),
         Variant("relu-activation", lambda: mlp(*args, act="relu")),
@@ -181,28 +181,23 @@ def known_mistakes(case: dict) -> list:
     return computed(_variants(inputs(case)))
 
 
-def check_case(case: dict, data: dict, tensors: dict):
-    if raised := case_error(case, data, ERRORS):
-        return raised
-    expected = expected_output(case)
-    d = expected.shape[-1]
-    return tensor_answer(
-        case["name"],
-        data,
-        tensors,
-        expected,
-        variants=lambda: shipped_variants(known_mistakes(case)),
-        axes=("batch", "time", "n_embd"),
-        sizes={"4*n_embd": 4 * d},
-        shape_hints={
-            "replaced:n_embd->4*n_embd": (
-                "missing-output-projection",
-                "that is the hidden layer: finish with c_proj, which brings "
-                "4 * n_embd back to n_embd",
-            ),
-        },
-        rtol=RTOL,
-        atol=ATOL,
-        what="the MLP output",
-        hidden=bool(case["hidden"]),
-    )
+def _sizes(case: dict, expected: torch.Tensor) -> dict:
+    """The hidden layer's width, so an output of that width is named."""
+    return {"4*n_embd": 4 * expected.shape[-1]}
+
+
+check_case = tensor_check(
+    expected_output,
+    known_mistakes,
+    errors=ERRORS,
+    sizes=_sizes,
+    axes=("batch", "time", "n_embd"),
+    shape_hints={
+        "replaced:n_embd->4*n_embd": (
+            "missing-output-projection",
+            "that is the hidden layer: finish with c_proj, which brings "
+            "4 * n_embd back to n_embd",
+        ),
+    },
+    what="the MLP output",
+)

@@ -15,9 +15,10 @@ from dataclasses import replace
 
 import torch
 
-from grading_engine.checks.answers import tensor_answer
+from grading_engine.checks.judges import tensor_check
 from grading_engine.checks.result import CheckResult, fail
-from grading_engine.checks.tensors import check_no_error, failed, run_and_capture
+from grading_engine.checks.tensors import check_no_error, failed
+from grading_engine.exercises.kit.runs import calls
 from grading_engine.exercises.kit.sky import SKY, gpt2_tables
 from grading_engine.expected import expectation
 from grading_engine.reference.cache import reference_model
@@ -73,8 +74,7 @@ def inputs(case: dict) -> tuple[torch.Tensor, torch.Tensor]:
     return idx, weight.to(dtype)
 
 
-def run_case(fn, case: dict):
-    return run_and_capture(fn, *inputs(case))
+run_case = calls(inputs)
 
 
 def _explain_error(name: str, error: dict, vocab: int, hidden: bool) -> CheckResult:
@@ -132,33 +132,36 @@ def expected_output(case: dict) -> dict:
     return {"output": weight[idx], "vocab_size": weight.shape[0]}
 
 
+def _sizes(case: dict, shipped: dict) -> dict:
+    """The vocabulary's size, to name a one-hot returned as the output."""
+    return {"vocab_size": shipped["vocab_size"]}
+
+
+_declared = tensor_check(
+    expected_output,
+    axes=("batch", "time", "n_embd"),
+    sizes=_sizes,
+    shape_hints={
+        "replaced:n_embd->vocab_size": (
+            "missing-matmul",
+            "that is the one-hot itself: multiply it by weight",
+        ),
+    },
+    what="the embedding",
+    dtype_hint="cast the one-hot to weight.dtype, not to a fixed dtype",
+)
+
+
 def check_case(case: dict, data: dict, tensors: dict):
+    """The declared chain, with this exercise's own reading of a raised
+    error (the shapes in its message) and of a wrong dtype."""
     hidden, name = bool(case["hidden"]), case["name"]
     shipped = expected_output(case)
-    expected, vocab = shipped["output"], shipped["vocab_size"]
     if data.get("error"):
-        return [_explain_error(name, data["error"], vocab, hidden)]
-    results = tensor_answer(
-        name,
-        data,
-        tensors,
-        expected,
-        axes=("batch", "time", "n_embd"),
-        sizes={"vocab_size": vocab},
-        shape_hints={
-            "replaced:n_embd->vocab_size": (
-                "missing-matmul",
-                "that is the one-hot itself: multiply it by weight",
-            ),
-        },
-        rtol=RTOL,
-        atol=ATOL,
-        what="the embedding",
-        dtype_hint="cast the one-hot to weight.dtype, not to a fixed dtype",
-        hidden=hidden,
-    )
+        return [_explain_error(name, data["error"], shipped["vocab_size"], hidden)]
+    results = _declared(case, data, tensors)
     got = tensors.get("output")
-    if failed(results) and got is not None and got.dtype != expected.dtype:
+    if failed(results) and got is not None and got.dtype != shipped["output"].dtype:
         # A hard-coded .float() is this exercise's dtype mistake: name it so.
         results = [
             replace(r, diagnosis="one-hot-dtype") if r.diagnosis == "wrong-dtype" else r

@@ -16,10 +16,10 @@ import random
 import torch
 from torch import nn
 
-from grading_engine.checks.answers import tensor_answer
-from grading_engine.checks.fingerprints import Variant, computed, shipped_variants
-from grading_engine.checks.tensors import case_error, run_and_capture
+from grading_engine.checks.fingerprints import Variant, computed
+from grading_engine.checks.judges import tensor_check
 from grading_engine.exercises.kit.cases import new_case, size_cases
+from grading_engine.exercises.kit.runs import calls
 from grading_engine.expected import expectation
 
 SLUG = "residual-stream"
@@ -159,8 +159,7 @@ def _variants(x, pairs) -> list[Variant]:
     ]
 
 
-def run_case(fn, case: dict):
-    return run_and_capture(fn, *inputs(case))
+run_case = calls(inputs)
 
 
 @expectation
@@ -177,19 +176,9 @@ def known_mistakes(case: dict) -> list:
     return computed(_variants(x, pairs))
 
 
-def check_case(case: dict, data: dict, tensors: dict):
-    if raised := case_error(case, data):
-        return raised
-    return tensor_answer(
-        case["name"],
-        data,
-        tensors,
-        expected_output(case),
-        variants=lambda: shipped_variants(known_mistakes(case)),
-        axes=("batch", "time", "n_embd"),
-        sizes={},
-        rtol=RTOL,
-        atol=ATOL,
-        what="the final residual stream",
-        hidden=bool(case["hidden"]),
-    )
+check_case = tensor_check(
+    expected_output,
+    known_mistakes,
+    axes=("batch", "time", "n_embd"),
+    what="the final residual stream",
+)

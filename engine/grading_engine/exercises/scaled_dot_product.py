@@ -12,11 +12,11 @@ import random
 
 import torch
 
-from grading_engine.checks.answers import tensor_answer
-from grading_engine.checks.fingerprints import Variant, computed, shipped_variants
+from grading_engine.checks.fingerprints import Variant, computed
 from grading_engine.checks.heads import attend
-from grading_engine.checks.tensors import case_error, run_and_capture
+from grading_engine.checks.judges import tensor_check
 from grading_engine.exercises.kit.cases import normal
+from grading_engine.exercises.kit.runs import calls
 from grading_engine.expected import expectation
 
 SLUG = "scaled-dot-product"
@@ -94,8 +94,7 @@ def inputs(case: dict) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     )
 
 
-def run_case(fn, case: dict):
-    return run_and_capture(fn, *inputs(case))
+run_case = calls(inputs)
 
 
 WEIGHTS_NOT_APPLIED = (
@@ -181,28 +180,26 @@ def known_mistakes(case: dict) -> list:
     return computed(_variants(*inputs(case)))
 
 
-def check_case(case: dict, data: dict, tensors: dict):
-    if raised := case_error(case, data, ERRORS):
-        return raised
-    return tensor_answer(
-        case["name"],
-        data,
-        tensors,
-        expected_output(case),
-        variants=lambda: shipped_variants(known_mistakes(case)),
-        axes=("batch", "n_head", "t_q", "d_v"),
-        sizes={"t_k": case["tk"], "d_k": case["dk"], "n_head": case["lead"][1]},
-        shape_hints={
-            "replaced:d_v->t_k": WEIGHTS_NOT_APPLIED,
-            "replaced:d_v->t_q": WEIGHTS_NOT_APPLIED,
-            "size:d_v": (
-                "returned-weights",
-                "the last axis should be v's width d_v: multiply the weights "
-                "(..., t_q, t_k) by v (..., t_k, d_v)",
-            ),
-        },
-        rtol=RTOL,
-        atol=ATOL,
-        what="the attention output",
-        hidden=bool(case["hidden"]),
-    )
+def _sizes(case: dict, _expected) -> dict:
+    """The sizes a wrong shape's axes are named by; t_k and d_k are not in
+    the output's shape, so they come from the case."""
+    return {"t_k": case["tk"], "d_k": case["dk"], "n_head": case["lead"][1]}
+
+
+check_case = tensor_check(
+    expected_output,
+    known_mistakes,
+    errors=ERRORS,
+    axes=("batch", "n_head", "t_q", "d_v"),
+    sizes=_sizes,
+    shape_hints={
+        "replaced:d_v->t_k": WEIGHTS_NOT_APPLIED,
+        "replaced:d_v->t_q": WEIGHTS_NOT_APPLIED,
+        "size:d_v": (
+            "returned-weights",
+            "the last axis should be v's width d_v: multiply the weights "
+            "(..., t_q, t_k) by v (..., t_k, d_v)",
+        ),
+    },
+    what="the attention output",
+)

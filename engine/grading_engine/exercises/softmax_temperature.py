@@ -13,8 +13,9 @@ import torch
 
 from grading_engine.checks.answers import finite_answer, tensor_answer
 from grading_engine.checks.fingerprints import Variant, computed, shipped_variants
-from grading_engine.checks.tensors import case_error, run_and_capture
+from grading_engine.checks.tensors import case_error
 from grading_engine.exercises.kit.cases import normal, seed_cases
+from grading_engine.exercises.kit.runs import calls
 from grading_engine.expected import expectation
 
 SLUG = "softmax-temperature"
@@ -86,11 +87,14 @@ def inputs(case: dict) -> torch.Tensor:
     return logits + case.get("offset", 0.0)
 
 
-def run_case(fn, case: dict):
-    logits = inputs(case)
+def _arguments(case: dict) -> tuple:
+    """The call's arguments: no temperature where the case tests its default."""
     if case["temperature"] is None:
-        return run_and_capture(fn, logits)
-    return run_and_capture(fn, logits, case["temperature"])
+        return (inputs(case),)
+    return inputs(case), case["temperature"]
+
+
+run_case = calls(_arguments)
 
 
 def _variants(logits: torch.Tensor, temperature: float) -> list[Variant]:

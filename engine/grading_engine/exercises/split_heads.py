@@ -12,10 +12,11 @@ import random
 
 import torch
 
-from grading_engine.checks.answers import tensor_answer, wrong_shape_mistake
+from grading_engine.checks.answers import wrong_shape_mistake
 from grading_engine.checks.fingerprints import Variant, computed, shipped_variants
-from grading_engine.checks.tensors import case_error, run_and_capture
+from grading_engine.checks.judges import tensor_check
 from grading_engine.exercises.kit.cases import new_case, normal, seed_cases
+from grading_engine.exercises.kit.runs import calls
 from grading_engine.expected import expectation
 
 SLUG = "split-heads"
@@ -73,8 +74,10 @@ def make_cases(seed: int) -> list[dict]:
     return seed_cases(cases, rng)
 
 
-def inputs(case: dict) -> torch.Tensor:
-    return normal(case["seed"], (case["b"], case["t"], case["nh"] * case["hs"]))[0]
+def inputs(case: dict) -> tuple[torch.Tensor, int]:
+    """(x, n_head), the call's arguments."""
+    x = normal(case["seed"], (case["b"], case["t"], case["nh"] * case["hs"]))[0]
+    return x, case["nh"]
 
 
 def reference(x: torch.Tensor, n_head: int) -> torch.Tensor:
@@ -82,93 +85,74 @@ def reference(x: torch.Tensor, n_head: int) -> torch.Tensor:
     return x.view(b, t, n_head, c // n_head).transpose(1, 2)
 
 
-def run_case(fn, case: dict):
-    return run_and_capture(fn, inputs(case), case["nh"])
+run_case = calls(inputs)
 
 
-def _variants(x: torch.Tensor, nh: int) -> list[Variant]:
+def _variants(x: torch.Tensor, nh: int) -> dict[str, list[Variant]]:
+    """Known wrong answers: of the right shape, tried on a wrong value, and
+    of other shapes, tried on a wrong shape."""
     b, t, c = x.shape
     hs = c // nh
-    return [
-        Variant(
-            "view-without-transpose",
-            lambda: x.reshape(b, nh, t, hs),
-            MESSAGES["view-without-transpose"],
-        ),
-        Variant(
-            "head-axis-last",
-            lambda: x.view(b, t, hs, nh).permute(0, 3, 1, 2),
-            MESSAGES["head-axis-last"],
-        ),
-        Variant(
-            "missing-transpose",
-            lambda: x.view(b, t, nh, hs),
-            MESSAGES["missing-transpose"],
-        ),
-    ]
-
-
-def _other_shapes(x: torch.Tensor, nh: int) -> list[Variant]:
-    """Known wrong answers whose shape differs from the right one."""
-    b, t, c = x.shape
-    hs = c // nh
-    return [
-        Variant(
-            "split-size-for-count",
-            lambda: x.view(b, t, hs, nh).permute(0, 2, 1, 3),
-            MESSAGES["split-size-for-count"],
-        ),
-    ]
+    same_shape = {
+        "view-without-transpose": lambda: x.reshape(b, nh, t, hs),
+        "head-axis-last": lambda: x.view(b, t, hs, nh).permute(0, 3, 1, 2),
+        "missing-transpose": lambda: x.view(b, t, nh, hs),
+    }
+    other_shapes = {
+        "split-size-for-count": lambda: x.view(b, t, hs, nh).permute(0, 2, 1, 3),
+    }
+    return {
+        kind: [Variant(d, compute, MESSAGES[d]) for d, compute in found.items()]
+        for kind, found in (("same_shape", same_shape), ("other_shapes", other_shapes))
+    }
 
 
 @expectation
 def expected_output(case: dict) -> torch.Tensor:
     """The right output (shipped for the visible cases)."""
-    return reference(inputs(case), case["nh"]).contiguous()
+    return reference(*inputs(case)).contiguous()
 
 
 @expectation
 def known_mistakes(case: dict) -> dict:
     """What the known mistakes give, of the right shape and of others
     (shipped for the visible cases)."""
-    x, nh = inputs(case), case["nh"]
-    return {
-        "same_shape": computed(_variants(x, nh)),
-        "other_shapes": computed(_other_shapes(x, nh)),
-    }
+    return {kind: computed(found) for kind, found in _variants(*inputs(case)).items()}
+
+
+def _same_shape(case: dict) -> list:
+    """The known mistakes of the right shape, as the expectation gave them
+    (read, not computed: this ships with the learner edition)."""
+    return known_mistakes(case)["same_shape"]
+
+
+def _sizes(case: dict, _expected) -> dict:
+    """n_embd, not in the output's shape, to name a wrong one."""
+    return {"n_embd": case["nh"] * case["hs"]}
+
+
+_declared = tensor_check(
+    expected_output,
+    _same_shape,
+    axes=("batch", "n_head", "time", "head_size"),
+    sizes=_sizes,
+    shape_hints={
+        "swapped:n_head,time": ("missing-transpose", MESSAGES["missing-transpose"])
+    },
+    what="the split heads",
+)
 
 
 def check_case(case: dict, data: dict, tensors: dict):
-    if raised := case_error(case, data):
-        return raised
-    x, nh = inputs(case), case["nh"]
-    b, t, c = x.shape
-    named = wrong_shape_mistake(
+    """The declared chain, then the known mistakes of another shape, which
+    it does not try (it fingerprints a wrong value at the right shape)."""
+    results = _declared(case, data, tensors)
+    if data.get("error"):
+        return results
+    return results + wrong_shape_mistake(
         case["name"],
         tensors.get("output"),
-        (b, nh, t, c // nh),
+        expected_output(case).shape,
         shipped_variants(known_mistakes(case)["other_shapes"]),
         hidden=bool(case["hidden"]),
-    )
-    return (
-        tensor_answer(
-            case["name"],
-            data,
-            tensors,
-            expected_output(case),
-            variants=lambda: shipped_variants(known_mistakes(case)["same_shape"]),
-            axes=("batch", "n_head", "time", "head_size"),
-            sizes={"n_embd": x.shape[-1]},
-            shape_hints={
-                "swapped:n_head,time": (
-                    "missing-transpose",
-                    MESSAGES["missing-transpose"],
-                )
-            },
-            rtol=RTOL,
-            atol=ATOL,
-            what="the split heads",
-            hidden=bool(case["hidden"]),
-        )
-        + named
     )

@@ -16,11 +16,11 @@ import random
 import torch
 import torch.nn.functional as F
 
-from grading_engine.checks.answers import tensor_answer
-from grading_engine.checks.fingerprints import Variant, computed, shipped_variants
+from grading_engine.checks.fingerprints import Variant, computed
+from grading_engine.checks.judges import tensor_check
 from grading_engine.checks.result import likely_mistake
-from grading_engine.checks.tensors import case_error, run_and_capture
 from grading_engine.exercises.kit.cases import new_case, size_cases
+from grading_engine.exercises.kit.runs import calls
 from grading_engine.expected import expectation, per_case
 from grading_engine.reference import build_model, get_config
 
@@ -139,8 +139,7 @@ def _variants(model, seq) -> list[Variant]:
     ]
 
 
-def run_case(fn, case: dict):
-    return run_and_capture(fn, *inputs(case))
+run_case = calls(inputs)
 
 
 @per_case
@@ -163,38 +162,35 @@ def known_mistakes(case: dict) -> list:
     return computed(_variants(model, seq))
 
 
+_declared = tensor_check(
+    expected_output,
+    known_mistakes,
+    errors=ERRORS,
+    axes=("batch", "position"),
+    what="the per-position losses",
+)
+
+
 def check_case(case: dict, data: dict, tensors: dict):
-    if raised := case_error(case, data, ERRORS):
-        return raised
-    expected = expected_output(case)
-    hidden = bool(case["hidden"])
-    results = tensor_answer(
-        case["name"],
-        data,
-        tensors,
-        expected,
-        variants=lambda: shipped_variants(known_mistakes(case)),
-        axes=("batch", "position"),
-        sizes={},
-        rtol=RTOL,
-        atol=ATOL,
-        what="the per-position losses",
-        hidden=hidden,
-    )
+    """The declared chain, then the one mistake of another shape: the mean
+    of the losses, one number, known by its value."""
+    results = _declared(case, data, tensors)
     got = tensors.get("output")
-    mean = expected.double().mean()
     if (
-        got is not None
+        not data.get("error")
+        and got is not None
         and got.numel() == 1
         and got.is_floating_point()
-        and torch.allclose(got.double().reshape(()), mean, atol=ATOL)
+        and torch.allclose(
+            got.double().reshape(()), expected_output(case).double().mean(), atol=ATOL
+        )
     ):
         results.append(
             likely_mistake(
                 case["name"],
                 MESSAGES["mean-not-per-position"],
                 diagnosis="mean-not-per-position",
-                hidden=hidden,
+                hidden=bool(case["hidden"]),
             )
         )
     return results

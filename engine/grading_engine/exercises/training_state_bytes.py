@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import random
 
-from grading_engine.checks.answers import int_answer
-from grading_engine.checks.result import CheckResult
+from grading_engine.checks.judges import int_check
 from grading_engine.expected import expectation
 from grading_engine.harness.capture import capture_int
 
@@ -82,25 +81,22 @@ def _slips(n: int, optimizer: str, mixed: bool) -> list[tuple[int, str, str]]:
             "backward() stores a gradient for every weight until the step reads it",
         )
     )
-    if optimizer == "adam":
-        slips.append(
-            (
-                reference(n, optimizer, mixed) + 4 * n,
-                "adam-three-buffers",
-                "Adam keeps two fp32 buffers per parameter, exp_avg (the first "
-                "moment) and exp_avg_sq (the second); the learning rate and "
-                "the step count are single numbers, not a third buffer",
-            )
-        )
-    if optimizer == "sgd":
-        slips.append(
-            (
-                reference(n, optimizer, mixed) + 4 * n,
-                "sgd-has-state",
-                "plain SGD keeps no optimizer state: the update reads only the "
-                "gradient; the one fp32 buffer belongs to SGD with momentum",
-            )
-        )
+    one_buffer_too_many = {  # one fp32 buffer per parameter too many
+        "adam": (
+            "adam-three-buffers",
+            "Adam keeps two fp32 buffers per parameter, exp_avg (the first "
+            "moment) and exp_avg_sq (the second); the learning rate and "
+            "the step count are single numbers, not a third buffer",
+        ),
+        "sgd": (
+            "sgd-has-state",
+            "plain SGD keeps no optimizer state: the update reads only the "
+            "gradient; the one fp32 buffer belongs to SGD with momentum",
+        ),
+    }
+    if optimizer in one_buffer_too_many:
+        extra = reference(n, optimizer, mixed) + 4 * n
+        slips.append((extra, *one_buffer_too_many[optimizer]))
     if optimizer != "sgd":
         slips.append(
             (
@@ -123,6 +119,4 @@ def expected(case: dict) -> dict:
     }
 
 
-def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
-    answer = expected(case)
-    return int_answer(case, data, "bytes", answer["value"], answer["slips"])
+check_case = int_check("bytes", expected)

@@ -13,10 +13,10 @@ import random
 
 import torch
 
-from grading_engine.checks.answers import tensor_answer
-from grading_engine.checks.fingerprints import Variant, computed, shipped_variants
-from grading_engine.checks.tensors import case_error, run_and_capture
+from grading_engine.checks.fingerprints import Variant, computed
+from grading_engine.checks.judges import tensor_check
 from grading_engine.exercises.kit.cases import new_case, normal, seed_cases
+from grading_engine.exercises.kit.runs import calls
 from grading_engine.expected import expectation
 
 SLUG = "weight-layout-logits"
@@ -102,8 +102,7 @@ def inputs(case: dict) -> tuple[torch.Tensor, torch.Tensor, str]:
     return x, weight, case["layout"]
 
 
-def run_case(fn, case: dict):
-    return run_and_capture(fn, *inputs(case))
+run_case = calls(inputs)
 
 
 def _variants(x, rows, layout, expected) -> list[Variant]:
@@ -169,19 +168,16 @@ def known_mistakes(case: dict) -> list:
     return computed(_variants(x, rows, layout, x @ rows.T))
 
 
-def check_case(case: dict, data: dict, tensors: dict):
-    if raised := case_error(case, data, ERRORS):
-        return raised
-    return tensor_answer(
-        case["name"],
-        data,
-        tensors,
-        expected_output(case),
-        variants=lambda: shipped_variants(known_mistakes(case)),
-        axes=("batch", "time", "vocab"),
-        sizes={"n_embd": case["d"]},
-        rtol=RTOL,
-        atol=ATOL,
-        what="the logits",
-        hidden=bool(case["hidden"]),
-    )
+def _sizes(case: dict, _expected) -> dict:
+    """n_embd, which the logits' shape does not hold, to name a wrong one."""
+    return {"n_embd": case["d"]}
+
+
+check_case = tensor_check(
+    expected_output,
+    known_mistakes,
+    errors=ERRORS,
+    axes=("batch", "time", "vocab"),
+    sizes=_sizes,
+    what="the logits",
+)
