@@ -20,7 +20,7 @@ from rest_framework.response import Response
 from quiz.core.params import BadNumber, whole_number
 from quiz.teaching import selectors as sel
 from quiz.teaching.access import COHORT_API_ERRORS, CohortApiView
-from quiz.teaching.analytics import cohort_analytics
+from quiz.teaching.cohort_analytics import cohort_analytics
 from quiz.teaching.cohorts import join_url
 from quiz.teaching.models import Cohort
 

@@ -2,7 +2,7 @@
 learner's join pages. The cohort page with its progress matrix is
 quiz.teaching.matrix.views.
 
-Thin views: reads in quiz.teaching.selectors and quiz.teaching.analytics,
+Thin views: reads in quiz.teaching.selectors and quiz.teaching.cohort_analytics,
 writes in quiz.teaching.cohorts, access rules in quiz.teaching.access.
 """
 
@@ -22,7 +22,7 @@ from quiz.teaching.access import (
     instructor_required,
     member_read_or_404,
 )
-from quiz.teaching.analytics import cohort_analytics
+from quiz.teaching.cohort_analytics import cohort_analytics
 from quiz.teaching.cohorts import CohortError, cohort_create, cohort_join, member_remove
 from quiz.teaching.models import Cohort
 

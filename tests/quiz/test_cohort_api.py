@@ -7,7 +7,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from quiz.core.api.tokens import token_issue
-from quiz.teaching.analytics import cohort_analytics
+from quiz.teaching.cohort_analytics import cohort_analytics
 from quiz.teaching.matrix.build import progress_matrix
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.cohort_fixtures import answer, read, submit

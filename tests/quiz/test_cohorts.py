@@ -12,7 +12,7 @@ from grader.models import Submission
 from grader.selectors import submission_get, submissions_visible_to
 from quiz.models import Cohort, CohortMembership
 from quiz.teaching import cohorts
-from quiz.teaching.analytics import cohort_analytics
+from quiz.teaching.cohort_analytics import cohort_analytics
 from quiz.teaching.cohorts import CohortError, cohort_create, cohort_join, member_remove
 from quiz.teaching.csv_files import csv_safe, submissions_csv
 from quiz.teaching.matrix.build import UnknownSection, progress_matrix

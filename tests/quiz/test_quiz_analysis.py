@@ -15,8 +15,8 @@ import pytest
 from django.test import Client
 
 from quiz.models import Question, QuizAttempt
-from quiz.teaching.quizzes import analysis
 from quiz.teaching.quizzes.bank import Bank, Drawn, WrongAnswer
+from quiz.teaching.quizzes.item_analysis import report as item_report
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.quiz_fixtures import *  # noqa: F403
 from tests.quiz.quiz_fixtures import (
@@ -274,7 +274,7 @@ class BankWithQuizQuestions(Bank):
 def test_a_fixed_prompt_of_any_kind_of_ref_is_treated_like_a_self_check(
     world, quiz_course, monkeypatch
 ):
-    monkeypatch.setattr(analysis, "Bank", BankWithQuizQuestions)
+    monkeypatch.setattr(item_report, "Bank", BankWithQuizQuestions)
     quiz = create(world, shuffle=False)
     for user, chose in ((world.lea, 0), (world.leo, 1)):  # wte (right), wpe
         attempt = sit(user, quiz["id"], right_answers)
@@ -299,9 +299,9 @@ def test_a_fixed_prompt_of_any_kind_of_ref_is_treated_like_a_self_check(
 
 
 def test_short_prompt_cuts_at_a_word_and_closes_nothing_open():
-    assert analysis.short_prompt("How many rows?\n\nMore text.") == "How many rows?"
-    cut = analysis.short_prompt("Count the rows of `wte`, then of `wpe`. " * 4, 40)
+    assert item_report.short_prompt("How many rows?\n\nMore text.") == "How many rows?"
+    cut = item_report.short_prompt("Count the rows of `wte`, then of `wpe`. " * 4, 40)
     assert cut == "Count the rows of `wte`, then of `wpe`…"
-    assert analysis.short_prompt("Why does `a very long code span here`", 20) == (
+    assert item_report.short_prompt("Why does `a very long code span here`", 20) == (
         "Why does…"
     )

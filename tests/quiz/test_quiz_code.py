@@ -17,9 +17,9 @@ from django.test import Client
 
 from grader.models import Submission
 from quiz.models import Question, QuizAttempt, QuizCodeAnswer
-from quiz.teaching.quizzes.analysis import insights, quiz_analysis
 from quiz.teaching.quizzes.code import code_sweep
 from quiz.teaching.quizzes.instructor_views import parse_slots
+from quiz.teaching.quizzes.item_analysis.report import insights, quiz_analysis
 from quiz.teaching.quizzes.scoring import code_verdicts
 from tests.pipeline.conftest import wait_for
 from tests.quiz.cohort_fixtures import *  # noqa: F403

@@ -25,13 +25,13 @@ from quiz.teaching.assignments.api import CsvRenderer, learner_named
 from quiz.teaching.csv_files import csv_response, csv_text, export_filename
 from quiz.teaching.quizzes import (
     access,
-    analysis,
     overrides,
     picker,
     regrading,
     results,
     services,
 )
+from quiz.teaching.quizzes.item_analysis import report
 from quiz.teaching.quizzes.models import Quiz, QuizQuestionChange
 from quiz.teaching.quizzes.presenting import attempt_state
 
@@ -512,16 +512,16 @@ class QuizStatisticsView(_JsonOrCsvView):
     def get(self, request, quiz_id: int):
         quiz = access.quiz_taught(request.user, quiz_id)
         services.close_expired(quiz=quiz)
-        found = analysis.quiz_analysis(quiz)
+        found = report.quiz_analysis(quiz)
         if self.wants_csv(request):
             return csv_response(
-                text=csv_text(*_split(analysis.csv_rows(found))),
+                text=csv_text(*_split(report.csv_rows(found))),
                 filename=export_filename(quiz.cohort, f"quiz-{quiz.pk}-statistics"),
             )
         return Response(
             {
                 "quiz": {"id": quiz.pk, "title": quiz.title},
-                **analysis.analysis_dict(found),
+                **report.analysis_dict(found),
             }
         )
 

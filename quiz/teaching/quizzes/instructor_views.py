@@ -20,9 +20,10 @@ from grader.models import Exercise
 from quiz.content.models import Lesson, QuestionTemplate, Section
 from quiz.core.params import BIGINT_MAX, BadNumber, id_in_range, whole_number
 from quiz.teaching.access import cohort_or_404, instructor_required
-from quiz.teaching.quizzes import access, analysis, regrading, results, services
+from quiz.teaching.quizzes import access, regrading, results, services
 from quiz.teaching.quizzes.bank import Bank, pool_refs
 from quiz.teaching.quizzes.chart import facility_chart
+from quiz.teaching.quizzes.item_analysis import report
 from quiz.teaching.quizzes.models import Quiz, QuizAccommodation, QuizRegrade
 from quiz.teaching.quizzes.policy import last_close
 from quiz.teaching.quizzes.security import slot_practice
@@ -375,7 +376,7 @@ def quiz_variants(request, quiz_id: int):
 def quiz_statistics(request, quiz_id: int):
     quiz = access.quiz_taught(request.user, quiz_id)
     services.close_expired(quiz=quiz)
-    data = analysis.analysis_dict(analysis.quiz_analysis(quiz))
+    data = report.analysis_dict(report.quiz_analysis(quiz))
     return render(
         request,
         "instructor/quiz_statistics.html",

@@ -1,6 +1,6 @@
 """A quiz's item analysis from its attempts, with the misconceptions named.
 
-statistics.item_analysis does the arithmetic on plain responses; this
+calculation.item_analysis does the arithmetic on plain responses; this
 module turns submitted attempts into those responses and names each
 question for an instructor. A question whose prompt differs per learner (a
 template's numbers) is shown by its title and "numbers differ per learner",
@@ -26,12 +26,12 @@ from grading_engine.quiz_bank.variants import show
 from quiz.content.models import Diagnosis
 from quiz.teaching.quizzes.bank import Bank, Drawn, matches_wrong
 from quiz.teaching.quizzes.changes import changed, quiz_changes
-from quiz.teaching.quizzes.models import Quiz, QuizAttempt, QuizCodeAnswer
-from quiz.teaching.quizzes.statistics import (
+from quiz.teaching.quizzes.item_analysis.calculation import (
     QuizStatistics,
     Response,
     item_analysis,
 )
+from quiz.teaching.quizzes.models import Quiz, QuizAttempt, QuizCodeAnswer
 
 RIGHT = "the right answer"
 VARIES = "numbers differ per learner"
@@ -48,7 +48,7 @@ _ATTEMPT_SEEDS = 24
 @dataclass
 class Analysis:
     stats: QuizStatistics
-    slot_labels: dict[int, str]  # statistics' slot id -> "2" or "2.1"
+    slot_labels: dict[int, str]  # calculation's slot id -> "2" or "2.1"
     titles: dict[str, str]  # question ref -> the name an instructor reads
     prompts: dict[str, str]  # ref -> its fixed prompt; "" if it varies
     diagnoses: dict[str, dict]  # slug -> {summary, lessons: [{slug, title}]}
