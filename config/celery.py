@@ -54,7 +54,7 @@ def _start_grading(**kwargs) -> None:
     def warm_and_resume() -> None:
         from grader import submission_grading, tasks
         from grader.process_runner import runner_get
-        from grader.regrades import regrades_requeue_abandoned
+        from grader.regrade_grading import regrades_requeue_abandoned
 
         # Before warming, which takes many seconds on a busy machine: the
         # other workers, already warm, grade what a dead one left meanwhile.

@@ -8,7 +8,7 @@ so learners take turns; and a worker takes a heavy exercise only while it
 has a heavy slot free (grader.lanes). Celery messages only wake a worker
 thread: whichever message it got, it claims by this order and keeps
 claiming until nothing fits a free slot. Only when no live submission can
-be claimed does it take background work (grader.regrades), and never with
+be claimed does it take background work (grader.regrade_grading), and never with
 the last free slot. A grade that turns slow while the burst is full is set
 aside: stopped and queued again behind everyone, to run slow from its
 start in a burst slot, so likely loops never hold a base slot (grader.lanes);
@@ -26,7 +26,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 from grading_engine.runner import Slow
 
-from grader import regrades, submission_grading
+from grader import regrade_grading, submission_grading
 from grader.budgets import slow_after
 from grader.cancellation import running_grades
 from grader.lanes import LIGHT, Hold, Lanes, lanes_get
@@ -89,13 +89,13 @@ def _claim_next(lanes: Lanes) -> tuple[Submission, Hold, bool] | None:
 
 def _regrade_one(lanes: Lanes, wake: Callable[[], None]) -> bool:
     """Grade one pending regrade result if a slot allows; False when none."""
-    if not regrades.regrades_pending():
+    if not regrade_grading.regrades_pending():
         return False
     hold = lanes.take(LIGHT, background=True)
     if hold is None:
         return False
     try:
-        result = regrades.regrade_claim_next()
+        result = regrade_grading.regrade_claim_next()
         if result is None:
             return False
         if lanes.slots > 2:
@@ -106,7 +106,7 @@ def _regrade_one(lanes: Lanes, wake: Callable[[], None]) -> bool:
             wake()
 
         exercise = result.regrade.exercise
-        regrades.regrade_grade(result, slow=Slow(slow_after(exercise), slow))
+        regrade_grading.regrade_grade(result, slow=Slow(slow_after(exercise), slow))
         return True
     finally:
         hold.release()
@@ -173,12 +173,12 @@ def submissions_sweep(*, wake: Callable[[], None]) -> int:
     """
     moved = (
         submission_grading.submissions_requeue_abandoned()
-        + regrades.regrades_requeue_abandoned()
+        + regrade_grading.regrades_requeue_abandoned()
     )
     stale = timezone.now() - timedelta(seconds=settings.SWEEP_QUEUED_AFTER_SECONDS)
     waiting = Submission.objects.filter(
         status=Status.QUEUED, enqueued_at__lt=stale
     ).count()
-    if moved or waiting or regrades.regrades_pending():
+    if moved or waiting or regrade_grading.regrades_pending():
         wake()
     return moved + waiting

@@ -51,7 +51,7 @@ def submissions_export(*, user) -> list[dict]:
 
 def regrade_notes(*, user) -> list[dict]:
     """Regrades of the last 30 days that changed one of the learner's verdicts."""
-    from grader.regrades import changed_for_learner
+    from grader.regrade_grading import changed_for_learner
 
     return [
         {

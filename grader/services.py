@@ -105,7 +105,7 @@ def regrade_start(
 ):
     """Regrade the exercise's graded submissions (of `user_ids`, or everyone's)
     in the background; returns the Regrade, whose rows show the progress."""
-    from grader.regrades import regrade_prepare
+    from grader.regrade_grading import regrade_prepare
 
     with transaction.atomic():
         regrade = regrade_prepare(

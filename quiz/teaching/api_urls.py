@@ -3,7 +3,7 @@
 from django.urls import path
 
 from quiz.teaching import api as views
-from quiz.teaching import regrades
+from quiz.teaching import exercise_regrade
 from quiz.teaching.assignments import api as assignments
 from quiz.teaching.matrix.api import CohortMatrixView
 from quiz.teaching.quizzes import api as quizzes
@@ -47,12 +47,12 @@ urlpatterns = [
     ),
     path(
         "exercises/<slug:slug>/regrade/",
-        regrades.RegradeStartView.as_view(),
+        exercise_regrade.RegradeStartView.as_view(),
         name="api-exercise-regrade",
     ),
     path(
         "regrades/<int:regrade_id>/",
-        regrades.RegradeDetailView.as_view(),
+        exercise_regrade.RegradeDetailView.as_view(),
         name="api-regrade",
     ),
     path(

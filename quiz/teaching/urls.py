@@ -3,7 +3,7 @@ included at the site root from config/urls.py."""
 
 from django.urls import include, path
 
-from quiz.teaching import regrades, views
+from quiz.teaching import exercise_regrade, views
 from quiz.teaching.assignments import views as assignment_views
 from quiz.teaching.matrix import views as matrix_views
 
@@ -91,12 +91,12 @@ urlpatterns = [
     ),
     path(
         "instructor/cohorts/<int:cohort_id>/regrade/",
-        regrades.regrade_start_view,
+        exercise_regrade.regrade_start_view,
         name="instructor-regrade-start",
     ),
     path(
         "instructor/regrades/<int:regrade_id>/",
-        regrades.regrade_view,
+        exercise_regrade.regrade_view,
         name="instructor-regrade",
     ),
     path("cohorts/join/", views.join_form, name="cohort-join-form"),

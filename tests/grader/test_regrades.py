@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from grader import dispatch, regrades
+from grader import dispatch, regrade_grading
 from grader.lanes import LIGHT, Lanes
 from grader.models import Regrade, RegradeResult, Submission
 from grader.services import regrade_start
@@ -75,14 +75,16 @@ def test_a_finished_result_counts_and_the_last_one_ends_the_regrade(world, cours
     exercise = course["exercises"]["ex-a"]
     sub(world.lea, exercise, "passed", 1.0)
     regrade = regrade_start(exercise=exercise, requested_by=world.owner, scope="x")
-    result = regrades.regrade_claim_next()
+    result = regrade_grading.regrade_claim_next()
     assert result.status == "running"
     assert Regrade.objects.get().status == "running"
-    regrades._finish(result, "done", changed=True, new_status="failed", new_score=0.0)
+    regrade_grading._finish(
+        result, "done", changed=True, new_status="failed", new_score=0.0
+    )
     regrade.refresh_from_db()
     assert (regrade.done, regrade.changed, regrade.status) == (1, 1, "done")
     assert regrade.finished_at is not None
-    assert regrades.regrade_claim_next() is None
+    assert regrade_grading.regrade_claim_next() is None
 
 
 @pytest.mark.django_db(transaction=True)
@@ -102,11 +104,12 @@ def test_a_claim_cut_off_by_the_database_leaves_the_result_pending(
 
     monkeypatch.setattr(QuerySet, "get", down)
     with pytest.raises(OperationalError):
-        regrades.regrade_claim_next()
+        regrade_grading.regrade_claim_next()
     monkeypatch.setattr(QuerySet, "get", get)
     assert RegradeResult.objects.get().status == "pending"  # not running, unowned
     assert Regrade.objects.get().status == "queued"
-    assert regrades.regrade_claim_next().status == "running"  # the retry takes it
+    # The retry takes it.
+    assert regrade_grading.regrade_claim_next().status == "running"
 
 
 def api(user) -> APIClient:

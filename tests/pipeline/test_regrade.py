@@ -11,7 +11,7 @@ from grader.services import submission_create
 from quiz.teaching.assignments.gradebook import assignment_gradebook
 from quiz.teaching.assignments.services import ItemSpec, assignment_create
 from quiz.teaching.cohorts import cohort_create, cohort_join
-from quiz.teaching.regrades import regrade_request
+from quiz.teaching.exercise_regrade import regrade_request
 from tests.pipeline.conftest import load_exercises, wait_for
 
 # One warm worker per shape for all (tests.pipeline.conftest.warm).

@@ -19,8 +19,8 @@ from django.utils import timezone
 from grader.models import Submission
 from quiz.models import Question, QuizAttempt
 from quiz.teaching.quizzes import views
+from quiz.teaching.quizzes.attempt_regrade import regrade_run
 from quiz.teaching.quizzes.models import QuizItemOverride, QuizQuestionChange
-from quiz.teaching.quizzes.regrading import regrade_run
 from quiz.teaching.quizzes.scoring import code_verdicts
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.quiz_fixtures import *  # noqa: F403

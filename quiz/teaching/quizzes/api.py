@@ -25,9 +25,9 @@ from quiz.teaching.assignments.api import CsvRenderer, learner_named
 from quiz.teaching.csv_files import csv_response, csv_text, export_filename
 from quiz.teaching.quizzes import (
     access,
+    attempt_regrade,
     overrides,
     picker,
-    regrading,
     results,
     services,
 )
@@ -544,7 +544,7 @@ class QuizRegradeView(ApiView):
     )
     def post(self, request, quiz_id: int):
         quiz = access.quiz_taught(request.user, quiz_id)
-        regrade = regrading.quiz_regrade(quiz=quiz, actor=request.user)
+        regrade = attempt_regrade.quiz_regrade(quiz=quiz, actor=request.user)
         return Response(
             {
                 "id": regrade.pk,
@@ -552,7 +552,7 @@ class QuizRegradeView(ApiView):
                 "created_at": regrade.created_at,
                 "total": regrade.total,
                 "changed": regrade.changed,
-                "changes": regrading.regrade_report(regrade),
+                "changes": attempt_regrade.regrade_report(regrade),
             }
         )
 
@@ -727,7 +727,7 @@ class QuizQuestionsView(ApiView):
     )
     def get(self, request, quiz_id: int):
         quiz = access.quiz_taught(request.user, quiz_id)
-        return Response({"questions": regrading.quiz_questions(quiz)})
+        return Response({"questions": attempt_regrade.quiz_questions(quiz)})
 
 
 class QuizQuestionRegradeView(ApiView):
@@ -751,7 +751,7 @@ class QuizQuestionRegradeView(ApiView):
         data.is_valid(raise_exception=True)
         values = data.validated_data
         undo = values["action"] == "undo"
-        change = regrading.ChangeRequest(
+        change = attempt_regrade.ChangeRequest(
             ref=values["question"],
             action="" if undo else values["action"],
             answer=values.get("answer"),
@@ -761,12 +761,14 @@ class QuizQuestionRegradeView(ApiView):
         )
         try:
             if values["dry_run"] and not undo:
-                rows = regrading.question_change_preview(quiz=quiz, request=change)
+                rows = attempt_regrade.question_change_preview(
+                    quiz=quiz, request=change
+                )
                 return Response({"dry_run": True, "changes": rows})
-            regrade = regrading.question_change_set(
+            regrade = attempt_regrade.question_change_set(
                 quiz=quiz, request=change, actor=request.user, undo=undo
             )
-        except regrading.ChangeInvalid as exc:
+        except attempt_regrade.ChangeInvalid as exc:
             raise ValidationError({exc.field: [str(exc)]}) from None
         return Response(
             {
@@ -775,7 +777,7 @@ class QuizQuestionRegradeView(ApiView):
                 "what": regrade.what,
                 "total": regrade.total,
                 "changed": regrade.changed,
-                "changes": regrading.regrade_report(regrade),
+                "changes": attempt_regrade.regrade_report(regrade),
             }
         )
 

@@ -5,7 +5,7 @@ question) is shared by every quiz and cohort, so an instructor's fix for
 this quiz lives in a QuizQuestionChange and is applied wherever this quiz
 reads a question: scoring (scoring.score_items) and what learners and
 instructors see (presenting). Making one is regrading's job
-(regrading.question_change_set, with its dry run).
+(attempt_regrade.question_change_set, with its dry run).
 """
 
 from __future__ import annotations

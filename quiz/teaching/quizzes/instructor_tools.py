@@ -17,7 +17,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from quiz.content.models import Lesson, Section
 from quiz.core.params import BadNumber, whole_number
 from quiz.teaching.access import cohort_or_404, instructor_required
-from quiz.teaching.quizzes import access, overrides, picker, regrading, services
+from quiz.teaching.quizzes import access, attempt_regrade, overrides, picker, services
 from quiz.teaching.quizzes.instructor_views import form_learner, quiz_form_time
 from quiz.teaching.quizzes.models import QuizAttempt
 from quiz.teaching.quizzes.presenting import attempt_state
@@ -144,12 +144,12 @@ def quiz_questions(request, quiz_id: int):
         {
             "quiz": quiz,
             "cohort": quiz.cohort,
-            "questions": regrading.quiz_questions(quiz),
+            "questions": attempt_regrade.quiz_questions(quiz),
         },
     )
 
 
-def _change_request(post) -> regrading.ChangeRequest:
+def _change_request(post) -> attempt_regrade.ChangeRequest:
     """The regrade form as a ChangeRequest; numbers left as typed are
     refused by the service with the field named."""
 
@@ -160,11 +160,11 @@ def _change_request(post) -> regrading.ChangeRequest:
         try:
             return float(text)
         except ValueError:
-            raise regrading.ChangeInvalid(
+            raise attempt_regrade.ChangeInvalid(
                 f"{name}: a number, such as 0.01.", field=name
             ) from None
 
-    return regrading.ChangeRequest(
+    return attempt_regrade.ChangeRequest(
         ref=post.get("question", ""),
         action=post.get("action", ""),
         answer=post.get("answer", "").strip(),
@@ -180,7 +180,7 @@ def quiz_question_regrade(request, quiz_id: int):
     """Regrade one question: preview whose scores change, then apply (or undo)."""
     quiz = access.quiz_taught(request.user, quiz_id)
     data = request.POST if request.method == "POST" else request.GET
-    questions = {q["ref"]: q for q in regrading.quiz_questions(quiz)}
+    questions = {q["ref"]: q for q in attempt_regrade.quiz_questions(quiz)}
     question = questions.get(data.get("question", ""))
     if question is None:
         messages.error(request, "Pick a question of this quiz to regrade.")
@@ -198,23 +198,25 @@ def quiz_question_regrade(request, quiz_id: int):
         step = data.get("step", "preview")
         try:
             if step == "undo":
-                regrade = regrading.question_change_set(
+                regrade = attempt_regrade.question_change_set(
                     quiz=quiz,
-                    request=regrading.ChangeRequest(ref=question["ref"], action=""),
+                    request=attempt_regrade.ChangeRequest(
+                        ref=question["ref"], action=""
+                    ),
                     actor=request.user,
                     undo=True,
                 )
                 return redirect("instructor-quiz-regrade", regrade.pk)
             change = _change_request(data)
             if step == "apply":
-                regrade = regrading.question_change_set(
+                regrade = attempt_regrade.question_change_set(
                     quiz=quiz, request=change, actor=request.user
                 )
                 return redirect("instructor-quiz-regrade", regrade.pk)
-            context["preview"] = regrading.question_change_preview(
+            context["preview"] = attempt_regrade.question_change_preview(
                 quiz=quiz, request=change
             )
-        except regrading.ChangeInvalid as exc:
+        except attempt_regrade.ChangeInvalid as exc:
             context.update(error=str(exc), field=exc.field)
             return render(
                 request, "instructor/quiz_question_regrade.html", context, status=400

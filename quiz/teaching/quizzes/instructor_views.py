@@ -20,7 +20,7 @@ from grader.models import Exercise
 from quiz.content.models import Lesson, QuestionTemplate, Section
 from quiz.core.params import BIGINT_MAX, BadNumber, id_in_range, whole_number
 from quiz.teaching.access import cohort_or_404, instructor_required
-from quiz.teaching.quizzes import access, regrading, results, services
+from quiz.teaching.quizzes import access, attempt_regrade, results, services
 from quiz.teaching.quizzes.bank import Bank, pool_refs
 from quiz.teaching.quizzes.chart import facility_chart
 from quiz.teaching.quizzes.item_analysis import report
@@ -393,7 +393,7 @@ def quiz_statistics(request, quiz_id: int):
 @require_POST
 def quiz_regrade(request, quiz_id: int):
     quiz = access.quiz_taught(request.user, quiz_id)
-    regrade = regrading.quiz_regrade(quiz=quiz, actor=request.user)
+    regrade = attempt_regrade.quiz_regrade(quiz=quiz, actor=request.user)
     return redirect("instructor-quiz-regrade", regrade.pk)
 
 
@@ -414,7 +414,7 @@ def quiz_regrade_report(request, regrade_id: int):
             "regrade": regrade,
             "quiz": regrade.quiz,
             "cohort": regrade.quiz.cohort,
-            "changes": regrading.regrade_report(regrade),
+            "changes": attempt_regrade.regrade_report(regrade),
         },
     )
 

@@ -2,7 +2,7 @@
 
 An instructor regrades one exercise for a cohort they own; a superuser
 also for everyone. The work runs in the grading workers, behind live grades
-(grader.regrades); this module only checks who may ask and shows progress.
+(grader.regrade_grading); this module only checks who may ask and shows progress.
 """
 
 from __future__ import annotations
