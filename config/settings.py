@@ -344,12 +344,16 @@ API_MAX_BODY_BYTES = 1024 * 1024
 # without, as it would with no layer above it (no viewer but the owner, no
 # panels or notes, nothing shut, no exercises in progress, no exercise store).
 SUBMISSION_VIEWER_SCOPES = ["quiz.teaching.selectors.learners_taught_by"]
-EXERCISE_NOTE_SOURCES = ["quiz.teaching.assignments.learner.exercise_due_notes"]
-HOME_PANELS = [  # in this order on the home page
-    "quiz.teaching.assignments.learner.assignments_panel",
-    "quiz.teaching.quizzes.learner.quizzes_panel",
+EXERCISE_NOTE_SOURCES = [
+    "quiz.teaching.assignments.learner_assignments.exercise_due_notes",
 ]
-PROGRESS_PANELS = ["quiz.teaching.assignments.learner.grades_panel"]  # My grades
+HOME_PANELS = [  # in this order on the home page
+    "quiz.teaching.assignments.learner_assignments.assignments_panel",
+    "quiz.teaching.quizzes.learner_quizzes.quizzes_panel",
+]
+PROGRESS_PANELS = [  # My grades
+    "quiz.teaching.assignments.learner_assignments.grades_panel",
+]
 EXAM_LOCK_PROVIDERS = ["quiz.teaching.quizzes.exam_mode.exam_lock_for"]
 EXERCISE_PROGRESS = "grader.learner_progress.EXERCISE_PROGRESS"
 EXERCISE_STORE = "grader.exercise_content.EXERCISE_STORE"

@@ -22,7 +22,7 @@ from quiz.teaching.assignments.scoring import (
     assignment_scores,
 )
 from quiz.teaching.models import Assignment, AssignmentExtension
-from quiz.teaching.quizzes.learner import quiz_standings
+from quiz.teaching.quizzes.learner_quizzes import quiz_standings
 
 
 def _open_for(user) -> QuerySet[Assignment]:
@@ -37,7 +37,7 @@ def _open_for(user) -> QuerySet[Assignment]:
 class LearnerAssignment:
     assignment: Assignment
     score: LearnerScore
-    # quiz id -> when its held-back result will show (quizzes.learner words)
+    # quiz id -> when its held-back result will show (learner_quizzes' words)
     held: dict[int, str] = field(default_factory=dict)
 
     @property

@@ -1,5 +1,5 @@
 """A learner's quizzes: "Your quizzes" on their home page, and the quizzes of
-"My grades" on their progress page (quiz.teaching.assignments.learner).
+"My grades" on their progress page (quiz.teaching.assignments.learner_assignments).
 
 A panel of quiz.learning.panels, named in settings.HOME_PANELS (learning
 cannot import teaching). Only quizzes of cohorts the learner is in, and not
