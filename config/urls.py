@@ -24,7 +24,7 @@ urlpatterns = [
     path("healthz/sandbox", sandbox_health, name="healthz-sandbox"),
     path("api/v1/", include("quiz.core.api.urls")),
     path("api/v1/", include("grader.api.urls")),
-    path("api/v1/", include("quiz.teaching.api_urls")),
+    path("api/v1/", include("quiz.teaching.api.urls")),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="schema"),
     path(
         "api/v1/docs/",

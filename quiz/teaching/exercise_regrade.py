@@ -1,8 +1,9 @@
-"""Asking for a regrade and following it: the API, the progress page, the report.
+"""Asking for a regrade and following it: the progress page, the report.
 
 An instructor regrades one exercise for a cohort they own; a superuser
 also for everyone. The work runs in the grading workers, behind live grades
 (grader.regrade_grading); this module only checks who may ask and shows progress.
+Its API is quiz.teaching.api (views.RegradeStartView, RegradeDetailView).
 """
 
 from __future__ import annotations
@@ -12,16 +13,12 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
-from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, PermissionDenied
-from rest_framework.response import Response
 
 from grader import services as grader_services
 from grader.models import Exercise, Regrade, RegradeResult
 from quiz.core.params import id_in_range
 from quiz.teaching import selectors as sel
-from quiz.teaching.access import COHORT_API_ERRORS, CohortApiView, instructor_required
+from quiz.teaching.access import instructor_required
 from quiz.teaching.models import Cohort
 
 REPORT_LIMIT = 10_000  # every change of a 1,000-submission regrade, and more
@@ -94,101 +91,6 @@ def direction(result: RegradeResult) -> str:
     if new == "passed":
         return "fail→pass" if old == "failed" else f"{old}→pass"
     return f"{old}→{new}"
-
-
-# API ---------------------------------------------------------------------------
-
-
-class RegradeInSerializer(serializers.Serializer):
-    cohort = serializers.IntegerField(
-        required=False, help_text="Your cohort; omitted: everyone (superusers only)."
-    )
-
-
-class RegradeStartedSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    url = serializers.CharField()
-
-
-class ChangeSerializer(serializers.Serializer):
-    submission = serializers.UUIDField(source="submission_id")
-    learner = serializers.CharField(source="submission.user.username")
-    old_status = serializers.CharField()
-    new_status = serializers.CharField()
-    old_score = serializers.FloatField(allow_null=True)
-    new_score = serializers.FloatField(allow_null=True)
-    direction = serializers.SerializerMethodField()
-
-    def get_direction(self, obj) -> str:
-        return direction(obj)
-
-
-class RegradeSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    exercise = serializers.CharField(source="exercise.slug")
-    scope = serializers.CharField()
-    status = serializers.CharField()
-    total = serializers.IntegerField()
-    done = serializers.IntegerField()
-    changed = serializers.IntegerField()
-    errors = serializers.IntegerField(
-        help_text="Grades the grader itself failed (their old verdicts stay)."
-    )
-    created_at = serializers.DateTimeField()
-    finished_at = serializers.DateTimeField(allow_null=True)
-    changes = serializers.SerializerMethodField()
-
-    @extend_schema_field(ChangeSerializer(many=True))
-    def get_changes(self, obj) -> list[dict]:
-        return ChangeSerializer(regrade_changes(obj), many=True).data
-
-
-class RegradeStartView(CohortApiView):
-    @extend_schema(
-        request=RegradeInSerializer,
-        responses={
-            202: RegradeStartedSerializer,
-            400: OpenApiResponse(description="Bad input"),
-            **COHORT_API_ERRORS,
-        },
-        summary="Regrade an exercise's submissions in the background",
-        description="Grades every graded submission of the exercise (of the "
-        "cohort's learners, or everyone's for a superuser) again against the "
-        "exercise as it is now. Live grades go first. Old verdicts are kept.",
-        tags=["regrades"],
-    )
-    def post(self, request, slug: str):
-        data = RegradeInSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        cohort = data.validated_data.get("cohort")
-        if cohort is not None and not id_in_range(cohort):
-            raise NotFound("No such cohort.")
-        try:
-            regrade = regrade_request(user=request.user, slug=slug, cohort_id=cohort)
-        except RegradeRefused as exc:
-            if exc.missing:
-                raise NotFound(str(exc)) from None
-            raise PermissionDenied(str(exc)) from None
-        url = f"/api/v1/regrades/{regrade.pk}/"
-        return Response(
-            {"id": regrade.pk, "url": url},
-            status=status.HTTP_202_ACCEPTED,
-            headers={"Location": url},
-        )
-
-
-class RegradeDetailView(CohortApiView):
-    @extend_schema(
-        responses={200: RegradeSerializer, **COHORT_API_ERRORS},
-        summary="A regrade's progress, counts and changed verdicts",
-        tags=["regrades"],
-    )
-    def get(self, request, regrade_id: int):
-        try:
-            regrade = regrade_visible(user=request.user, regrade_id=regrade_id)
-        except Regrade.DoesNotExist:
-            raise NotFound("No such regrade.") from None
-        return Response(RegradeSerializer(regrade).data)
 
 
 # Pages ---------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 Per cell: read, self-checks right, exercises passed. Six queries whatever
 the cohort's size: counts are aggregated in the database per (learner,
 lesson) and assembled here, never fetched learner by learner. The page, its
-CSV and its API (this package's views, csv_export and api) all show this.
+CSV and its API (this package's views and csv_export, and
+quiz.teaching.api's CohortMatrixView) all show this.
 """
 
 from __future__ import annotations

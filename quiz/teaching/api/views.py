@@ -1,199 +1,494 @@
-"""Quiz API: quizzes for instructors, attempts for learners.
+"""The teaching API: instructors' cohorts (their submissions, analytics and
+progress matrix), exercise regrades, assignments (CRUD, the gradebook as JSON,
+CSV or Canvas's import, extensions, overrides), quizzes for instructors and
+attempts for learners.
 
-Quizzes answer as assignments do (quiz.teaching.access): the cohort's
-instructors and superusers; anyone else 404, a learner 403 on a cohort's
-list. An attempt answers only to its learner (404 for anyone else). Every
-write goes through quiz.teaching.quizzes.services; every attempt leaves
-through presenting.attempt_state, which holds back keys until the
-feedback policy allows.
+The same selectors and services as the pages, so the numbers are the same and
+every write goes through quiz.teaching.assignments.services or
+quiz.teaching.quizzes.services. Cohorts, assignments and quizzes answer only
+for their cohort's instructors and superusers (quiz.teaching.access): anyone
+else gets 404, a learner 403 on a cohort's list. An attempt answers only to
+its learner (404 for anyone else), and leaves through
+presenting.attempt_state, which holds back keys until the feedback policy
+allows.
 """
 
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import renderers, serializers, status
-from rest_framework.exceptions import ValidationError
+from rest_framework import renderers, status
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
+from grader.models import Regrade
 from quiz.core.api.base import ApiView
 from quiz.core.api.negotiation import FormatFirstNegotiation
 from quiz.core.api.scopes import LEARN, TEACH, token_allows, token_scope_require
+from quiz.core.params import BadNumber, id_in_range, whole_number
+from quiz.teaching import selectors as sel
 from quiz.teaching.access import COHORT_API_ERRORS, CohortApiView, IsInstructor
-from quiz.teaching.assignments.api import CsvRenderer, learner_named
+from quiz.teaching.api import serializers as s
+from quiz.teaching.assignments import gradebook
+from quiz.teaching.assignments import services as assignment_services
+from quiz.teaching.assignments.scoring import LearnerScore
+from quiz.teaching.cohort_analytics import cohort_analytics
 from quiz.teaching.csv_files import csv_response, csv_text, export_filename
+from quiz.teaching.exercise_regrade import (
+    RegradeRefused,
+    regrade_request,
+    regrade_visible,
+)
+from quiz.teaching.matrix.build import UnknownSection, progress_matrix_for
+from quiz.teaching.models import Assignment
 from quiz.teaching.quizzes import (
     access,
     attempt_regrade,
     overrides,
     picker,
     results,
-    services,
 )
+from quiz.teaching.quizzes import services as quiz_services
 from quiz.teaching.quizzes.item_analysis import report
-from quiz.teaching.quizzes.models import Quiz, QuizQuestionChange
+from quiz.teaching.quizzes.models import Quiz
 from quiz.teaching.quizzes.presenting import attempt_state
 
-# Serializers -----------------------------------------------------------------
+SUBMISSIONS_MAX_LIMIT = 1000
 
 
-class MinutesField(serializers.FloatField):
-    """Minutes, fractions allowed; whole minutes read as integers (30, not 30.0)."""
-
-    def to_representation(self, value):
-        value = super().to_representation(value)
-        return int(value) if value.is_integer() else value
+# Cohorts ---------------------------------------------------------------------
 
 
-class SlotInSerializer(serializers.Serializer):
-    points = serializers.FloatField(default=1.0)
-    draw = serializers.IntegerField(default=1, help_text="Questions drawn (>= 1).")
-    pool = serializers.DictField(
-        help_text='Any of {"questions": [ids], "templates": [slugs], '
-        '"exercises": [slugs], "lessons": [slugs], "sections": [slugs]}. An '
-        "exercise is a code question, graded by the grader when the feedback "
-        "policy lets its checks show."
+class CohortListView(CohortApiView):
+    @extend_schema(
+        responses={200: s.CohortSerializer(many=True), 403: COHORT_API_ERRORS[403]},
+        summary="List the cohorts you own (a superuser sees all)",
+        tags=["cohorts"],
     )
+    def get(self, request):
+        cohorts = sel.cohort_list(user=request.user)
+        return Response(
+            s.CohortSerializer(cohorts, many=True, context={"request": request}).data
+        )
 
 
-class QuizInSerializer(serializers.Serializer):
-    title = serializers.CharField(max_length=200)
-    opens_at = serializers.DateTimeField()
-    closes_at = serializers.DateTimeField()
-    time_limit = MinutesField(
-        allow_null=True,
-        required=False,
-        default=None,
-        help_text="Minutes per attempt, fractions allowed (7.5 is 7 min 30 s, "
-        "kept to the second); null: none.",
+class CohortSubmissionsView(CohortApiView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("exercise", str, description="Only this exercise (slug)"),
+            OpenApiParameter("learner", int, description="Only this learner (id)"),
+            OpenApiParameter(
+                "limit",
+                int,
+                description=f"At most this many (<= {SUBMISSIONS_MAX_LIMIT})",
+            ),
+        ],
+        responses={
+            200: s.CohortSubmissionSerializer(many=True),
+            400: OpenApiResponse(description="Bad filter"),
+            **COHORT_API_ERRORS,
+        },
+        summary="Submissions of a cohort's learners, newest first",
+        tags=["cohorts"],
     )
-    attempts_allowed = serializers.IntegerField(default=1)
-    combine = serializers.ChoiceField(Quiz.Combine.values, default=Quiz.Combine.BEST)
-    feedback = serializers.ChoiceField(
-        Quiz.Feedback.values, default=Quiz.Feedback.AFTER_SUBMIT
-    )
-    shuffle = serializers.BooleanField(default=True)
-    slots = SlotInSerializer(many=True)
-
-
-class QuizPatchSerializer(QuizInSerializer):
-    archived = serializers.BooleanField(required=False)
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, partial=True, **kwargs)
-
-
-class SlotSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    number = serializers.SerializerMethodField()
-    points = serializers.FloatField()
-    draw = serializers.IntegerField()
-    pool = serializers.DictField()
-
-    def get_number(self, obj) -> int:
-        return obj.order + 1
-
-
-class QuizSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    cohort = serializers.IntegerField(source="cohort_id")
-    title = serializers.CharField()
-    opens_at = serializers.DateTimeField()
-    closes_at = serializers.DateTimeField()
-    time_limit = MinutesField(allow_null=True)
-    attempts_allowed = serializers.IntegerField()
-    combine = serializers.CharField()
-    feedback = serializers.CharField()
-    shuffle = serializers.BooleanField()
-    archived = serializers.SerializerMethodField()
-    slots = SlotSerializer(many=True, source="slots.all")
-    url = serializers.SerializerMethodField()
-
-    def get_archived(self, obj) -> bool:
-        return obj.archived_at is not None
-
-    def get_url(self, obj) -> str:
-        return f"/api/v1/quizzes/{obj.pk}/"
-
-
-class LearnerQuizSerializer(serializers.Serializer):
-    """What a learner sees of a quiz: no pools (they would name the questions)."""
-
-    id = serializers.IntegerField()
-    title = serializers.CharField()
-    opens_at = serializers.DateTimeField()
-    closes_at = serializers.DateTimeField()
-    time_limit = MinutesField(allow_null=True)
-    attempts_allowed = serializers.IntegerField()
-    combine = serializers.CharField()
-    feedback = serializers.CharField()
-
-
-class AccommodationInSerializer(serializers.Serializer):
-    learner = serializers.CharField(help_text="A learner's id or username.")
-    time_factor = serializers.FloatField(required=False, help_text="1 to 10, e.g. 1.5")
-    closes_at = serializers.DateTimeField(required=False)
-    extra_attempts = serializers.IntegerField(
-        required=False, help_text="Attempts beyond the quiz's own (0 to 20)."
-    )
-
-
-class AccommodationSerializer(serializers.Serializer):
-    learner = serializers.CharField(source="learner.username")
-    time_factor = serializers.FloatField()
-    closes_at = serializers.DateTimeField(allow_null=True)
-    extra_attempts = serializers.IntegerField()
-
-
-class AttemptStartSerializer(serializers.Serializer):
-    restart = serializers.BooleanField(
-        default=False, help_text="Instructors: end the preview and start a new one."
-    )
-
-
-class AnswersSerializer(serializers.Serializer):
-    """A save: answers, flags for review, or both (one of them at least)."""
-
-    answers = serializers.DictField(
-        required=False,
-        help_text="Question number -> answer: an option's id, a number as text, "
-        "or Python source for a code question (the starter sent back unchanged "
-        "is no answer). Only the questions given change.",
-    )
-    flags = serializers.ListField(
-        child=serializers.IntegerField(min_value=1),
-        required=False,
-        max_length=1000,
-        help_text="The question numbers flagged for review: replaces the "
-        "flagged set ([] clears it). Refused after the deadline, like answers.",
-    )
-
-    def validate(self, attrs):
-        if "answers" not in attrs and "flags" not in attrs:
+    def get(self, request, cohort_id: int):
+        cohort = self.cohort(request, cohort_id)
+        qs = sel.cohort_submissions(cohort=cohort)
+        params = request.query_params
+        if params.get("exercise"):
+            qs = qs.filter(exercise__slug=params["exercise"])
+        limit = _int_param(params, "limit", SUBMISSIONS_MAX_LIMIT)
+        learner = _int_param(params, "learner", None)
+        if learner is not None:
+            qs = qs.filter(user_id=learner)
+        if not 1 <= limit <= SUBMISSIONS_MAX_LIMIT:
             raise ValidationError(
-                {"answers": ["Give answers, flags, or both."]}, code="required"
+                {"limit": [f"Use a number from 1 to {SUBMISSIONS_MAX_LIMIT}."]}
             )
-        return attrs
+        return Response(s.CohortSubmissionSerializer(qs[:limit], many=True).data)
 
 
-# Helpers ---------------------------------------------------------------------
+def _int_param(params, name: str, default):
+    """A whole number in ASCII digits within bigint, else a 400 naming `name`."""
+    try:
+        value = whole_number(params.get(name))
+    except BadNumber as exc:
+        raise ValidationError({name: [str(exc)]}) from None
+    return default if value is None else value
 
 
-def _slots(rows) -> list[services.SlotSpec]:
+class CohortAnalyticsView(CohortApiView):
+    @extend_schema(
+        responses={200: s.AnalyticsSerializer, **COHORT_API_ERRORS},
+        summary="Per-exercise and per-question analytics of a cohort",
+        tags=["cohorts"],
+    )
+    def get(self, request, cohort_id: int):
+        cohort = self.cohort(request, cohort_id)
+        return Response(s.AnalyticsSerializer(cohort_analytics(cohort=cohort)).data)
+
+
+# The progress matrix ---------------------------------------------------------
+
+
+class CohortMatrixView(CohortApiView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("section", str, description="Only this section's lessons"),
+            OpenApiParameter(
+                "sort",
+                str,
+                description="learner, read, checks, exercises or a lesson slug; "
+                "a leading '-' reverses",
+            ),
+        ],
+        responses={
+            200: s.MatrixSerializer,
+            400: OpenApiResponse(description="Unknown section"),
+            **COHORT_API_ERRORS,
+        },
+        summary="A cohort's progress matrix (learners x lessons)",
+        tags=["cohorts"],
+    )
+    def get(self, request, cohort_id: int):
+        cohort = self.cohort(request, cohort_id)
+        try:
+            matrix = progress_matrix_for(cohort=cohort, query=request.query_params)
+        except UnknownSection as exc:
+            raise ValidationError({"section": [str(exc)]}) from None
+        return Response(s.MatrixSerializer(matrix).data)
+
+
+# Exercise regrades -----------------------------------------------------------
+
+
+class RegradeStartView(CohortApiView):
+    @extend_schema(
+        request=s.RegradeInSerializer,
+        responses={
+            202: s.RegradeStartedSerializer,
+            400: OpenApiResponse(description="Bad input"),
+            **COHORT_API_ERRORS,
+        },
+        summary="Regrade an exercise's submissions in the background",
+        description="Grades every graded submission of the exercise (of the "
+        "cohort's learners, or everyone's for a superuser) again against the "
+        "exercise as it is now. Live grades go first. Old verdicts are kept.",
+        tags=["regrades"],
+    )
+    def post(self, request, slug: str):
+        data = s.RegradeInSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        cohort = data.validated_data.get("cohort")
+        if cohort is not None and not id_in_range(cohort):
+            raise NotFound("No such cohort.")
+        try:
+            regrade = regrade_request(user=request.user, slug=slug, cohort_id=cohort)
+        except RegradeRefused as exc:
+            if exc.missing:
+                raise NotFound(str(exc)) from None
+            raise PermissionDenied(str(exc)) from None
+        url = f"/api/v1/regrades/{regrade.pk}/"
+        return Response(
+            {"id": regrade.pk, "url": url},
+            status=status.HTTP_202_ACCEPTED,
+            headers={"Location": url},
+        )
+
+
+class RegradeDetailView(CohortApiView):
+    @extend_schema(
+        responses={200: s.RegradeSerializer, **COHORT_API_ERRORS},
+        summary="A regrade's progress, counts and changed verdicts",
+        tags=["regrades"],
+    )
+    def get(self, request, regrade_id: int):
+        try:
+            regrade = regrade_visible(user=request.user, regrade_id=regrade_id)
+        except Regrade.DoesNotExist:
+            raise NotFound("No such regrade.") from None
+        return Response(s.RegradeSerializer(regrade).data)
+
+
+# Assignments -----------------------------------------------------------------
+
+
+def _assignment_or_404(request, assignment_id: int) -> Assignment:
+    try:
+        return sel.assignment_get(user=request.user, assignment_id=assignment_id)
+    except Assignment.DoesNotExist:
+        raise NotFound("No such assignment.") from None
+
+
+def _specs(items: list[dict]) -> list[assignment_services.ItemSpec]:
     return [
-        services.SlotSpec(
+        assignment_services.ItemSpec(i["kind"], i["slug"], i.get("weight", 1.0))
+        for i in items
+    ]
+
+
+def learner_named(value: str):
+    """The user `value` names: an id (ASCII digits, at most a bigint: int()
+    refuses 4,301 digits) or a username; a 400 naming `learner` if none."""
+    users = get_user_model().objects
+    learner = None
+    try:
+        pk = whole_number(value)
+    except BadNumber:
+        pk = None
+    if pk is not None:
+        learner = users.filter(pk=pk).first()
+    learner = learner or users.filter(username=value).first()
+    if learner is None:
+        shown = value if len(value) <= 40 else value[:40] + "…"
+        raise ValidationError({"learner": [f"No learner {shown!r}."]})
+    return learner
+
+
+def _invalid(
+    exc: assignment_services.AssignmentError | quiz_services.QuizError,
+) -> ValidationError:
+    return ValidationError({exc.field: [str(exc)]})
+
+
+class CsvRenderer(renderers.BaseRenderer):
+    """Lets `?format=csv` (and `canvas`) through negotiation; views return files."""
+
+    media_type = "text/csv"
+    format = "csv"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        return data if isinstance(data, bytes | str) else b""
+
+
+class CanvasCsvRenderer(CsvRenderer):
+    format = "canvas"
+
+
+class CohortAssignmentsView(CohortApiView):
+    @extend_schema(
+        responses={200: s.AssignmentSerializer(many=True), **COHORT_API_ERRORS},
+        parameters=[
+            OpenApiParameter("archived", bool, description="Archived ones instead")
+        ],
+        summary="A cohort's assignments",
+        tags=["assignments"],
+    )
+    def get(self, request, cohort_id: int):
+        cohort = self.cohort(request, cohort_id)
+        archived = request.query_params.get("archived") in ("1", "true", "yes")
+        rows = gradebook.cohort_assignments(cohort=cohort, archived=archived)
+        return Response(s.AssignmentSerializer(rows, many=True).data)
+
+    @extend_schema(
+        request=s.AssignmentInSerializer,
+        responses={
+            201: s.AssignmentSerializer,
+            400: OpenApiResponse(description="Invalid assignment"),
+            **COHORT_API_ERRORS,
+        },
+        summary="Create an assignment for a cohort",
+        tags=["assignments"],
+    )
+    def post(self, request, cohort_id: int):
+        cohort = self.cohort(request, cohort_id)
+        data = s.AssignmentInSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = dict(data.validated_data)
+        try:
+            assignment = assignment_services.assignment_create(
+                cohort=cohort,
+                actor=request.user,
+                items=_specs(values.pop("items")),
+                **values,
+            )
+        except assignment_services.AssignmentError as exc:
+            raise _invalid(exc) from None
+        return Response(
+            s.AssignmentSerializer(assignment).data, status=status.HTTP_201_CREATED
+        )
+
+
+class AssignmentView(CohortApiView):
+    @extend_schema(
+        responses={200: s.AssignmentSerializer, **COHORT_API_ERRORS},
+        summary="An assignment",
+        tags=["assignments"],
+    )
+    def get(self, request, assignment_id: int):
+        assignment = _assignment_or_404(request, assignment_id)
+        return Response(s.AssignmentSerializer(assignment).data)
+
+    @extend_schema(
+        request=s.AssignmentPatchSerializer,
+        responses={
+            200: s.AssignmentSerializer,
+            400: OpenApiResponse(description="Invalid change"),
+            **COHORT_API_ERRORS,
+        },
+        summary="Change an assignment (items replace the list; scores follow)",
+        tags=["assignments"],
+    )
+    def patch(self, request, assignment_id: int):
+        assignment = _assignment_or_404(request, assignment_id)
+        data = s.AssignmentPatchSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = dict(data.validated_data)
+        items = values.pop("items", None)
+        try:
+            assignment = assignment_services.assignment_update(
+                assignment=assignment,
+                actor=request.user,
+                items=None if items is None else _specs(items),
+                **values,
+            )
+        except assignment_services.AssignmentError as exc:
+            raise _invalid(exc) from None
+        return Response(s.AssignmentSerializer(assignment).data)
+
+    @extend_schema(
+        responses={
+            204: None,
+            409: OpenApiResponse(description="It has scores: archive it instead"),
+            **COHORT_API_ERRORS,
+        },
+        summary="Delete an assignment nobody has scores in",
+        tags=["assignments"],
+    )
+    def delete(self, request, assignment_id: int):
+        assignment = _assignment_or_404(request, assignment_id)
+        try:
+            assignment_services.assignment_delete(
+                assignment=assignment, actor=request.user
+            )
+        except assignment_services.AssignmentError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class AssignmentGradebookView(CohortApiView):
+    renderer_classes = [renderers.JSONRenderer, CsvRenderer, CanvasCsvRenderer]
+    content_negotiation_class = FormatFirstNegotiation
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "format",
+                str,
+                enum=["json", "csv", "canvas"],
+                description="csv: one row per learner; canvas: Canvas's import",
+            )
+        ],
+        responses={
+            200: s.GradebookSerializer,
+            (200, "text/csv"): OpenApiTypes.STR,
+            **COHORT_API_ERRORS,
+        },
+        summary="An assignment's gradebook: every learner, every item, and why",
+        tags=["assignments"],
+    )
+    def get(self, request, assignment_id: int):
+        assignment = _assignment_or_404(request, assignment_id)
+        scores: list[LearnerScore] = gradebook.assignment_gradebook(assignment)
+        fmt = getattr(request.accepted_renderer, "format", "json")
+        name = f"assignment-{assignment.pk}"
+        if fmt == "csv":
+            text = gradebook.assignment_csv(assignment, scores)
+            return csv_response(text=text, filename=f"{name}.csv")
+        if fmt == "canvas":
+            rows = [
+                gradebook.GradebookRow(s.learner_id, s.username, {assignment.pk: s})
+                for s in scores
+            ]
+            text = gradebook.canvas_csv(
+                section=assignment.cohort.name, assignments=[assignment], rows=rows
+            )
+            return csv_response(text=text, filename=f"{name}-canvas.csv")
+        return Response(
+            s.GradebookSerializer({"assignment": assignment, "learners": scores}).data
+        )
+
+    def handle_exception(self, exc):
+        # Errors are JSON whatever format was asked for.
+        self.request.accepted_renderer = renderers.JSONRenderer()
+        self.request.accepted_media_type = "application/json"
+        return super().handle_exception(exc)
+
+
+class AssignmentExtensionsView(CohortApiView):
+    @extend_schema(
+        request=s.ExtensionInSerializer,
+        responses={
+            201: s.ExtensionSerializer,
+            400: OpenApiResponse(description="Not a member, or not later"),
+            **COHORT_API_ERRORS,
+        },
+        summary="Give one learner a later due date (again: replace it)",
+        tags=["assignments"],
+    )
+    def post(self, request, assignment_id: int):
+        assignment = _assignment_or_404(request, assignment_id)
+        data = s.ExtensionInSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            extension = assignment_services.extension_set(
+                assignment=assignment,
+                actor=request.user,
+                learner=learner_named(data.validated_data["learner"]),
+                due_at=data.validated_data["due_at"],
+            )
+        except assignment_services.AssignmentError as exc:
+            raise _invalid(exc) from None
+        return Response(
+            s.ExtensionSerializer(extension).data, status=status.HTTP_201_CREATED
+        )
+
+
+class AssignmentOverridesView(CohortApiView):
+    @extend_schema(
+        request=s.OverrideInSerializer,
+        responses={
+            201: s.OverrideSerializer,
+            400: OpenApiResponse(description="Outside 0-1, no reason, not a member"),
+            **COHORT_API_ERRORS,
+        },
+        summary="Set one learner's score for one item, with a reason (audited)",
+        tags=["assignments"],
+    )
+    def post(self, request, assignment_id: int):
+        assignment = _assignment_or_404(request, assignment_id)
+        data = s.OverrideInSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        try:
+            override = assignment_services.override_set(
+                assignment=assignment,
+                actor=request.user,
+                learner=learner_named(values["learner"]),
+                item_id=values["item"],
+                score=values["score"],
+                reason=values["reason"],
+            )
+        except assignment_services.AssignmentError as exc:
+            raise _invalid(exc) from None
+        return Response(s.OverrideSerializer(override).data, status=201)
+
+
+# Quizzes and attempts --------------------------------------------------------
+
+
+def _slots(rows) -> list[quiz_services.SlotSpec]:
+    return [
+        quiz_services.SlotSpec(
             pool=r.get("pool", {}), points=r.get("points", 1.0), draw=r.get("draw", 1)
         )
         for r in rows
     ]
 
 
-def _invalid(exc: services.QuizError) -> ValidationError:
-    return ValidationError({exc.field: [str(exc)]})
-
-
-def _conflict(exc: services.QuizError) -> Response:
+def _conflict(exc: quiz_services.QuizError) -> Response:
     return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
 
 
@@ -205,24 +500,21 @@ def _own_attempt(request, attempt_id: int):
     return attempt
 
 
-# Views -----------------------------------------------------------------------
-
-
 class CohortQuizzesView(CohortApiView):
     @extend_schema(
-        responses={200: QuizSerializer(many=True), **COHORT_API_ERRORS},
+        responses={200: s.QuizSerializer(many=True), **COHORT_API_ERRORS},
         summary="A cohort's quizzes",
         tags=["quizzes"],
     )
     def get(self, request, cohort_id: int):
         cohort = self.cohort(request, cohort_id)
         rows = Quiz.objects.filter(cohort=cohort).prefetch_related("slots")
-        return Response(QuizSerializer(rows, many=True).data)
+        return Response(s.QuizSerializer(rows, many=True).data)
 
     @extend_schema(
-        request=QuizInSerializer,
+        request=s.QuizInSerializer,
         responses={
-            201: QuizSerializer,
+            201: s.QuizSerializer,
             400: OpenApiResponse(description="Invalid quiz"),
             **COHORT_API_ERRORS,
         },
@@ -231,19 +523,19 @@ class CohortQuizzesView(CohortApiView):
     )
     def post(self, request, cohort_id: int):
         cohort = self.cohort(request, cohort_id)
-        data = QuizInSerializer(data=request.data)
+        data = s.QuizInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
         try:
-            quiz = services.quiz_create(
+            quiz = quiz_services.quiz_create(
                 cohort=cohort,
                 actor=request.user,
                 slots=_slots(values.pop("slots")),
                 **values,
             )
-        except services.QuizError as exc:
+        except quiz_services.QuizError as exc:
             raise _invalid(exc) from None
-        return Response(QuizSerializer(quiz).data, status=status.HTTP_201_CREATED)
+        return Response(s.QuizSerializer(quiz).data, status=status.HTTP_201_CREATED)
 
 
 class QuizView(ApiView):
@@ -252,38 +544,38 @@ class QuizView(ApiView):
     token_scopes = {"GET": (LEARN, TEACH), "PATCH": TEACH, "DELETE": TEACH}
 
     @extend_schema(
-        responses={200: QuizSerializer, 404: OpenApiResponse(description="No quiz")},
+        responses={200: s.QuizSerializer, 404: OpenApiResponse(description="No quiz")},
         summary="A quiz: all of it for its instructors, its settings for learners",
         tags=["quizzes"],
     )
     def get(self, request, quiz_id: int):
         quiz, teaches = access.quiz_seen(request.user, quiz_id)
         if teaches and token_allows(request, TEACH):
-            return Response(QuizSerializer(quiz).data)
-        return Response(LearnerQuizSerializer(quiz).data)
+            return Response(s.QuizSerializer(quiz).data)
+        return Response(s.LearnerQuizSerializer(quiz).data)
 
     @extend_schema(
-        request=QuizPatchSerializer,
-        responses={200: QuizSerializer, 400: OpenApiResponse(description="Invalid")},
+        request=s.QuizPatchSerializer,
+        responses={200: s.QuizSerializer, 400: OpenApiResponse(description="Invalid")},
         summary="Change a quiz (slots only while learners have no attempts)",
         tags=["quizzes"],
     )
     def patch(self, request, quiz_id: int):
         quiz = access.quiz_taught(request.user, quiz_id)
-        data = QuizPatchSerializer(data=request.data)
+        data = s.QuizPatchSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
         slots = values.pop("slots", None)
         try:
-            quiz = services.quiz_update(
+            quiz = quiz_services.quiz_update(
                 quiz=quiz,
                 actor=request.user,
                 slots=None if slots is None else _slots(slots),
                 **values,
             )
-        except services.QuizError as exc:
+        except quiz_services.QuizError as exc:
             raise _invalid(exc) from None
-        return Response(QuizSerializer(quiz).data)
+        return Response(s.QuizSerializer(quiz).data)
 
     @extend_schema(
         responses={
@@ -296,8 +588,8 @@ class QuizView(ApiView):
     def delete(self, request, quiz_id: int):
         quiz = access.quiz_taught(request.user, quiz_id)
         try:
-            services.quiz_delete(quiz=quiz, actor=request.user)
-        except services.QuizError as exc:
+            quiz_services.quiz_delete(quiz=quiz, actor=request.user)
+        except quiz_services.QuizError as exc:
             return _conflict(exc)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -307,7 +599,7 @@ class QuizAttemptsView(ApiView):
     token_scopes = (LEARN, TEACH)  # an attempt: learn; a preview: teach
 
     @extend_schema(
-        request=AttemptStartSerializer,
+        request=s.AttemptStartSerializer,
         responses={
             200: OpenApiResponse(description="The attempt in progress, resumed"),
             201: OpenApiResponse(description="A new attempt"),
@@ -322,16 +614,16 @@ class QuizAttemptsView(ApiView):
     def post(self, request, quiz_id: int):
         quiz, teaches = access.quiz_seen(request.user, quiz_id)
         token_scope_require(request, TEACH if teaches else LEARN)
-        data = AttemptStartSerializer(data=request.data or {})
+        data = s.AttemptStartSerializer(data=request.data or {})
         data.is_valid(raise_exception=True)
         try:
-            attempt, created = services.attempt_start(
+            attempt, created = quiz_services.attempt_start(
                 quiz=quiz,
                 learner=request.user,
                 preview=teaches,
                 restart=teaches and data.validated_data["restart"],
             )
-        except services.AttemptRefused as exc:
+        except quiz_services.AttemptRefused as exc:
             return _conflict(exc)
         code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
         return Response(attempt_state(attempt), status=code)
@@ -347,11 +639,11 @@ class AttemptView(ApiView):
         tags=["quizzes"],
     )
     def get(self, request, attempt_id: int):
-        attempt = services.attempt_refresh(_own_attempt(request, attempt_id))
+        attempt = quiz_services.attempt_refresh(_own_attempt(request, attempt_id))
         return Response(attempt_state(attempt))
 
     @extend_schema(
-        request=AnswersSerializer,
+        request=s.AnswersSerializer,
         responses={
             200: OpenApiTypes.OBJECT,
             400: OpenApiResponse(
@@ -369,17 +661,17 @@ class AttemptView(ApiView):
     )
     def patch(self, request, attempt_id: int):
         attempt = _own_attempt(request, attempt_id)
-        data = AnswersSerializer(data=request.data)
+        data = s.AnswersSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            result = services.attempt_save(
+            result = quiz_services.attempt_save(
                 attempt=attempt,
                 answers=data.validated_data.get("answers", {}),
                 flags=data.validated_data.get("flags"),
             )
-        except services.AttemptClosed as exc:
+        except quiz_services.AttemptClosed as exc:
             return _conflict(exc)
-        except services.QuizError as exc:
+        except quiz_services.QuizError as exc:
             raise _invalid(exc) from None
         body = attempt_state(result.attempt)
         if result.errors:
@@ -407,7 +699,7 @@ class AttemptSubmitView(ApiView):
     )
     def post(self, request, attempt_id: int):
         attempt = _own_attempt(request, attempt_id)
-        attempt = services.attempt_submit(attempt=attempt, by="learner")
+        attempt = quiz_services.attempt_submit(attempt=attempt, by="learner")
         return Response(attempt_state(attempt))
 
 
@@ -416,14 +708,14 @@ class QuizAccommodationsView(ApiView):
     token_scopes = TEACH
 
     @extend_schema(
-        request=AccommodationInSerializer,
-        responses={200: AccommodationSerializer, 400: OpenApiResponse()},
+        request=s.AccommodationInSerializer,
+        responses={200: s.AccommodationSerializer, 400: OpenApiResponse()},
         summary="Give a learner extra time (a factor) or a later close",
         tags=["quizzes"],
     )
     def post(self, request, quiz_id: int):
         quiz = access.quiz_taught(request.user, quiz_id)
-        data = AccommodationInSerializer(data=request.data)
+        data = s.AccommodationInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
         if not {"time_factor", "closes_at", "extra_attempts"} & set(values):
@@ -431,7 +723,7 @@ class QuizAccommodationsView(ApiView):
                 {"time_factor": ["Give time_factor, closes_at or extra_attempts."]}
             )
         try:
-            row = services.accommodation_set(
+            row = quiz_services.accommodation_set(
                 quiz=quiz,
                 learner=learner_named(values["learner"]),
                 actor=request.user,
@@ -439,9 +731,9 @@ class QuizAccommodationsView(ApiView):
                 closes_at=values.get("closes_at"),
                 extra_attempts=values.get("extra_attempts"),
             )
-        except services.QuizError as exc:
+        except quiz_services.QuizError as exc:
             raise _invalid(exc) from None
-        return Response(AccommodationSerializer(row).data)
+        return Response(s.AccommodationSerializer(row).data)
 
 
 class _JsonOrCsvView(ApiView):
@@ -476,11 +768,11 @@ class QuizResultsView(_JsonOrCsvView):
     )
     def get(self, request, quiz_id: int):
         quiz = access.quiz_taught(request.user, quiz_id)
-        services.close_expired(quiz=quiz)
+        quiz_services.close_expired(quiz=quiz)
         rows = results.quiz_results(quiz)
         if self.wants_csv(request):
             return results.results_csv(quiz, rows)
-        return Response({"quiz": QuizSerializer(quiz).data, "learners": rows})
+        return Response({"quiz": s.QuizSerializer(quiz).data, "learners": rows})
 
 
 class QuizStatisticsView(_JsonOrCsvView):
@@ -511,7 +803,7 @@ class QuizStatisticsView(_JsonOrCsvView):
     )
     def get(self, request, quiz_id: int):
         quiz = access.quiz_taught(request.user, quiz_id)
-        services.close_expired(quiz=quiz)
+        quiz_services.close_expired(quiz=quiz)
         found = report.quiz_analysis(quiz)
         if self.wants_csv(request):
             return csv_response(
@@ -560,14 +852,6 @@ class QuizRegradeView(ApiView):
 # The instructor's tools around an assessment ---------------------------------
 
 
-class ReopenInSerializer(serializers.Serializer):
-    learner = serializers.CharField(help_text="A learner's id or username.")
-    closes_at = serializers.DateTimeField(help_text="Their new close (future).")
-    extra_attempts = serializers.IntegerField(
-        default=1, help_text="Attempts added to what they had (0 to 20)."
-    )
-
-
 class QuizCloseView(ApiView):
     permission_classes = [IsAuthenticated]
     token_scopes = TEACH
@@ -575,7 +859,7 @@ class QuizCloseView(ApiView):
     @extend_schema(
         request=None,
         responses={
-            200: QuizSerializer,
+            200: s.QuizSerializer,
             400: OpenApiResponse(description="Not open yet (the field named)"),
             403: OpenApiResponse(description="A learner of the cohort"),
             404: OpenApiResponse(description="Not one of your quizzes"),
@@ -589,10 +873,10 @@ class QuizCloseView(ApiView):
     def post(self, request, quiz_id: int):
         quiz = access.quiz_taught(request.user, quiz_id)
         try:
-            quiz = services.quiz_close_now(quiz=quiz, actor=request.user)
-        except services.QuizError as exc:
+            quiz = quiz_services.quiz_close_now(quiz=quiz, actor=request.user)
+        except quiz_services.QuizError as exc:
             raise _invalid(exc) from None
-        return Response(QuizSerializer(quiz).data)
+        return Response(s.QuizSerializer(quiz).data)
 
 
 class QuizReopenView(ApiView):
@@ -600,8 +884,8 @@ class QuizReopenView(ApiView):
     token_scopes = TEACH
 
     @extend_schema(
-        request=ReopenInSerializer,
-        responses={200: AccommodationSerializer, 400: OpenApiResponse()},
+        request=s.ReopenInSerializer,
+        responses={200: s.AccommodationSerializer, 400: OpenApiResponse()},
         summary="Reopen the quiz for one learner: a later close, more attempts",
         description="With feedback after close, everyone's feedback is held "
         "again until this learner's new close. Audited.",
@@ -609,30 +893,20 @@ class QuizReopenView(ApiView):
     )
     def post(self, request, quiz_id: int):
         quiz = access.quiz_taught(request.user, quiz_id)
-        data = ReopenInSerializer(data=request.data)
+        data = s.ReopenInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
         try:
-            row = services.quiz_reopen(
+            row = quiz_services.quiz_reopen(
                 quiz=quiz,
                 learner=learner_named(values["learner"]),
                 actor=request.user,
                 closes_at=values["closes_at"],
                 extra_attempts=values["extra_attempts"],
             )
-        except services.QuizError as exc:
+        except quiz_services.QuizError as exc:
             raise _invalid(exc) from None
-        return Response(AccommodationSerializer(row).data)
-
-
-class AttemptOverrideInSerializer(serializers.Serializer):
-    question = serializers.IntegerField(help_text="The question's number.")
-    points = serializers.FloatField(
-        allow_null=True, help_text="Its points (0 to its worth); null: the keys'."
-    )
-    comment = serializers.CharField(
-        allow_blank=True, required=False, default="", help_text="Why (required)."
-    )
+        return Response(s.AccommodationSerializer(row).data)
 
 
 def _review(attempt) -> dict:
@@ -656,7 +930,7 @@ class AttemptReviewView(ApiView):
     )
     def get(self, request, attempt_id: int):
         attempt = access.attempt_taught(request.user, attempt_id)
-        attempt = services.attempt_refresh(attempt)
+        attempt = quiz_services.attempt_refresh(attempt)
         return Response(_review(attempt))
 
 
@@ -665,7 +939,7 @@ class AttemptOverridesView(ApiView):
     token_scopes = TEACH
 
     @extend_schema(
-        request=AttemptOverrideInSerializer,
+        request=s.AttemptOverrideInSerializer,
         responses={200: OpenApiTypes.OBJECT, 400: OpenApiResponse()},
         summary="Set one question's score in one attempt, with a comment",
         description="Kept through regrades; the attempt's score, the gradebook "
@@ -675,7 +949,7 @@ class AttemptOverridesView(ApiView):
     )
     def post(self, request, attempt_id: int):
         attempt = access.attempt_taught(request.user, attempt_id)
-        data = AttemptOverrideInSerializer(data=request.data)
+        data = s.AttemptOverrideInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
         try:
@@ -686,33 +960,9 @@ class AttemptOverridesView(ApiView):
                 comment=values["comment"],
                 actor=request.user,
             )
-        except services.QuizError as exc:
+        except quiz_services.QuizError as exc:
             raise _invalid(exc) from None
         return Response(_review(attempt))
-
-
-class QuestionRegradeInSerializer(serializers.Serializer):
-    question = serializers.CharField(
-        help_text='The question: its ref, as GET .../questions/ lists ("q:12", '
-        '"t:kv-cache-bytes", "b:...", "x:...").'
-    )
-    action = serializers.ChoiceField(
-        choices=[*QuizQuestionChange.Action.values, "undo"],
-        help_text="key, tolerance, full_credit, drop; or undo this question's change.",
-    )
-    answer = serializers.JSONField(
-        required=False,
-        help_text="key: the right option (its index among the question's options "
-        "as the bank stores them) or the number.",
-    )
-    absolute = serializers.FloatField(required=False, allow_null=True)
-    relative = serializers.FloatField(
-        required=False, allow_null=True, help_text="0.01 is 1%."
-    )
-    comment = serializers.CharField(required=False, allow_blank=True, default="")
-    dry_run = serializers.BooleanField(
-        default=False, help_text="Show whose scores would change; save nothing."
-    )
 
 
 class QuizQuestionsView(ApiView):
@@ -735,7 +985,7 @@ class QuizQuestionRegradeView(ApiView):
     token_scopes = TEACH
 
     @extend_schema(
-        request=QuestionRegradeInSerializer,
+        request=s.QuestionRegradeInSerializer,
         responses={200: OpenApiTypes.OBJECT, 400: OpenApiResponse()},
         summary="Regrade one question for this quiz only (with a dry run)",
         description="A new key or tolerance, full credit for everyone, or drop "
@@ -747,7 +997,7 @@ class QuizQuestionRegradeView(ApiView):
     )
     def post(self, request, quiz_id: int):
         quiz = access.quiz_taught(request.user, quiz_id)
-        data = QuestionRegradeInSerializer(data=request.data)
+        data = s.QuestionRegradeInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
         undo = values["action"] == "undo"
