@@ -14,7 +14,6 @@ from rest_framework.exceptions import (
     NotFound,
     PermissionDenied,
     Throttled,
-    ValidationError,
 )
 from rest_framework.response import Response
 
@@ -25,6 +24,7 @@ from grader.api.gradescope import submission_gradescope
 from grader.models import Exercise, Submission
 from quiz.content.diagnoses import diagnosis_list
 from quiz.core.api.base import ApiView
+from quiz.core.api.errors import service_errors_as_400
 from quiz.core.api.scopes import LEARN, TEACH, token_scope_require
 from quiz.core.exam_mode import ExamLocked, exercise_check
 
@@ -195,9 +195,12 @@ class SubmissionCreateView(GraderApiView):
         data = s.SubmissionCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            submission = services.submission_create(
-                user=request.user, exercise=exercise, code=data.validated_data["code"]
-            )
+            with service_errors_as_400(services.SubmissionRejected, field="code"):
+                submission = services.submission_create(
+                    user=request.user,
+                    exercise=exercise,
+                    code=data.validated_data["code"],
+                )
         except ExamLocked as exc:
             raise PermissionDenied(str(exc)) from None
         except services.SubmissionThrottled as exc:
@@ -205,8 +208,6 @@ class SubmissionCreateView(GraderApiView):
             raise Throttled(
                 wait=exc.retry_after, detail=f"Request was throttled: {exc}."
             ) from None
-        except services.SubmissionRejected as exc:
-            raise ValidationError({"code": [str(exc)]}) from None
         url = request.build_absolute_uri(f"/api/v1/submissions/{submission.pk}/")
         return Response(
             {"id": submission.pk, "status": submission.status, "url": url},

@@ -3,13 +3,32 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from rest_framework import status
-from rest_framework.exceptions import APIException
+from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 log = logging.getLogger(__name__)
+
+
+@contextmanager
+def service_errors_as_400(
+    *errors: type[Exception], field: str | None = None
+) -> Iterator[None]:
+    """A service's refusal, raised in the block, answered as a 400.
+
+    An exception of one of `errors` becomes a ValidationError naming the
+    field to fix, `{field: [message]}`: `field` when given, else the
+    exception's own `field`. Any other exception passes through, so a view
+    maps the rest (a 409, a 403) around or inside the block.
+    """
+    try:
+        yield
+    except errors as exc:
+        raise ValidationError({field or exc.field: [str(exc)]}) from None
 
 
 class PayloadTooLarge(APIException):

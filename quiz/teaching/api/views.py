@@ -25,6 +25,7 @@ from rest_framework.response import Response
 
 from grader.models import Regrade
 from quiz.core.api.base import ApiView
+from quiz.core.api.errors import service_errors_as_400
 from quiz.core.api.negotiation import FormatFirstNegotiation
 from quiz.core.api.scopes import LEARN, TEACH, token_allows, token_scope_require
 from quiz.core.params import BadNumber, id_in_range, whole_number
@@ -112,10 +113,8 @@ class CohortSubmissionsView(CohortApiView):
 
 def _int_param(params, name: str, default):
     """A whole number in ASCII digits within bigint, else a 400 naming `name`."""
-    try:
+    with service_errors_as_400(BadNumber, field=name):
         value = whole_number(params.get(name))
-    except BadNumber as exc:
-        raise ValidationError({name: [str(exc)]}) from None
     return default if value is None else value
 
 
@@ -154,10 +153,8 @@ class CohortMatrixView(CohortApiView):
     )
     def get(self, request, cohort_id: int):
         cohort = self.cohort(request, cohort_id)
-        try:
+        with service_errors_as_400(UnknownSection, field="section"):
             matrix = progress_matrix_for(cohort=cohort, query=request.query_params)
-        except UnknownSection as exc:
-            raise ValidationError({"section": [str(exc)]}) from None
         return Response(s.MatrixSerializer(matrix).data)
 
 
@@ -247,12 +244,6 @@ def learner_named(value: str):
     return learner
 
 
-def _invalid(
-    exc: assignment_services.AssignmentError | quiz_services.QuizError,
-) -> ValidationError:
-    return ValidationError({exc.field: [str(exc)]})
-
-
 class CsvRenderer(renderers.BaseRenderer):
     """Lets `?format=csv` (and `canvas`) through negotiation; views return files."""
 
@@ -297,15 +288,13 @@ class CohortAssignmentsView(CohortApiView):
         data = s.AssignmentInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
-        try:
+        with service_errors_as_400(assignment_services.AssignmentError):
             assignment = assignment_services.assignment_create(
                 cohort=cohort,
                 actor=request.user,
                 items=_specs(values.pop("items")),
                 **values,
             )
-        except assignment_services.AssignmentError as exc:
-            raise _invalid(exc) from None
         return Response(
             s.AssignmentSerializer(assignment).data, status=status.HTTP_201_CREATED
         )
@@ -337,15 +326,13 @@ class AssignmentView(CohortApiView):
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
         items = values.pop("items", None)
-        try:
+        with service_errors_as_400(assignment_services.AssignmentError):
             assignment = assignment_services.assignment_update(
                 assignment=assignment,
                 actor=request.user,
                 items=None if items is None else _specs(items),
                 **values,
             )
-        except assignment_services.AssignmentError as exc:
-            raise _invalid(exc) from None
         return Response(s.AssignmentSerializer(assignment).data)
 
     @extend_schema(
@@ -432,15 +419,13 @@ class AssignmentExtensionsView(CohortApiView):
         assignment = _assignment_or_404(request, assignment_id)
         data = s.ExtensionInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
+        with service_errors_as_400(assignment_services.AssignmentError):
             extension = assignment_services.extension_set(
                 assignment=assignment,
                 actor=request.user,
                 learner=learner_named(data.validated_data["learner"]),
                 due_at=data.validated_data["due_at"],
             )
-        except assignment_services.AssignmentError as exc:
-            raise _invalid(exc) from None
         return Response(
             s.ExtensionSerializer(extension).data, status=status.HTTP_201_CREATED
         )
@@ -462,7 +447,7 @@ class AssignmentOverridesView(CohortApiView):
         data = s.OverrideInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        try:
+        with service_errors_as_400(assignment_services.AssignmentError):
             override = assignment_services.override_set(
                 assignment=assignment,
                 actor=request.user,
@@ -471,8 +456,6 @@ class AssignmentOverridesView(CohortApiView):
                 score=values["score"],
                 reason=values["reason"],
             )
-        except assignment_services.AssignmentError as exc:
-            raise _invalid(exc) from None
         return Response(s.OverrideSerializer(override).data, status=201)
 
 
@@ -526,15 +509,13 @@ class CohortQuizzesView(CohortApiView):
         data = s.QuizInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
-        try:
+        with service_errors_as_400(quiz_services.QuizError):
             quiz = quiz_services.quiz_create(
                 cohort=cohort,
                 actor=request.user,
                 slots=_slots(values.pop("slots")),
                 **values,
             )
-        except quiz_services.QuizError as exc:
-            raise _invalid(exc) from None
         return Response(s.QuizSerializer(quiz).data, status=status.HTTP_201_CREATED)
 
 
@@ -566,15 +547,13 @@ class QuizView(ApiView):
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
         slots = values.pop("slots", None)
-        try:
+        with service_errors_as_400(quiz_services.QuizError):
             quiz = quiz_services.quiz_update(
                 quiz=quiz,
                 actor=request.user,
                 slots=None if slots is None else _slots(slots),
                 **values,
             )
-        except quiz_services.QuizError as exc:
-            raise _invalid(exc) from None
         return Response(s.QuizSerializer(quiz).data)
 
     @extend_schema(
@@ -663,16 +642,15 @@ class AttemptView(ApiView):
         attempt = _own_attempt(request, attempt_id)
         data = s.AnswersSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            result = quiz_services.attempt_save(
-                attempt=attempt,
-                answers=data.validated_data.get("answers", {}),
-                flags=data.validated_data.get("flags"),
-            )
-        except quiz_services.AttemptClosed as exc:
-            return _conflict(exc)
-        except quiz_services.QuizError as exc:
-            raise _invalid(exc) from None
+        with service_errors_as_400(quiz_services.QuizError):
+            try:
+                result = quiz_services.attempt_save(
+                    attempt=attempt,
+                    answers=data.validated_data.get("answers", {}),
+                    flags=data.validated_data.get("flags"),
+                )
+            except quiz_services.AttemptClosed as exc:
+                return _conflict(exc)
         body = attempt_state(result.attempt)
         if result.errors:
             return Response(
@@ -722,7 +700,7 @@ class QuizAccommodationsView(ApiView):
             raise ValidationError(
                 {"time_factor": ["Give time_factor, closes_at or extra_attempts."]}
             )
-        try:
+        with service_errors_as_400(quiz_services.QuizError):
             row = quiz_services.accommodation_set(
                 quiz=quiz,
                 learner=learner_named(values["learner"]),
@@ -731,8 +709,6 @@ class QuizAccommodationsView(ApiView):
                 closes_at=values.get("closes_at"),
                 extra_attempts=values.get("extra_attempts"),
             )
-        except quiz_services.QuizError as exc:
-            raise _invalid(exc) from None
         return Response(s.AccommodationSerializer(row).data)
 
 
@@ -872,10 +848,8 @@ class QuizCloseView(ApiView):
     )
     def post(self, request, quiz_id: int):
         quiz = access.quiz_taught(request.user, quiz_id)
-        try:
+        with service_errors_as_400(quiz_services.QuizError):
             quiz = quiz_services.quiz_close_now(quiz=quiz, actor=request.user)
-        except quiz_services.QuizError as exc:
-            raise _invalid(exc) from None
         return Response(s.QuizSerializer(quiz).data)
 
 
@@ -896,7 +870,7 @@ class QuizReopenView(ApiView):
         data = s.ReopenInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        try:
+        with service_errors_as_400(quiz_services.QuizError):
             row = quiz_services.quiz_reopen(
                 quiz=quiz,
                 learner=learner_named(values["learner"]),
@@ -904,8 +878,6 @@ class QuizReopenView(ApiView):
                 closes_at=values["closes_at"],
                 extra_attempts=values["extra_attempts"],
             )
-        except quiz_services.QuizError as exc:
-            raise _invalid(exc) from None
         return Response(s.AccommodationSerializer(row).data)
 
 
@@ -952,7 +924,7 @@ class AttemptOverridesView(ApiView):
         data = s.AttemptOverrideInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        try:
+        with service_errors_as_400(quiz_services.QuizError):
             attempt = overrides.item_override_set(
                 attempt=attempt,
                 item=values["question"],
@@ -960,8 +932,6 @@ class AttemptOverridesView(ApiView):
                 comment=values["comment"],
                 actor=request.user,
             )
-        except quiz_services.QuizError as exc:
-            raise _invalid(exc) from None
         return Response(_review(attempt))
 
 
@@ -1009,7 +979,7 @@ class QuizQuestionRegradeView(ApiView):
             relative=values.get("relative"),
             comment=values["comment"],
         )
-        try:
+        with service_errors_as_400(attempt_regrade.ChangeInvalid):
             if values["dry_run"] and not undo:
                 rows = attempt_regrade.question_change_preview(
                     quiz=quiz, request=change
@@ -1018,8 +988,6 @@ class QuizQuestionRegradeView(ApiView):
             regrade = attempt_regrade.question_change_set(
                 quiz=quiz, request=change, actor=request.user, undo=undo
             )
-        except attempt_regrade.ChangeInvalid as exc:
-            raise ValidationError({exc.field: [str(exc)]}) from None
         return Response(
             {
                 "dry_run": False,
@@ -1053,8 +1021,6 @@ class QuizBankView(ApiView):
         tags=["quizzes"],
     )
     def get(self, request):
-        try:
+        with service_errors_as_400(picker.SearchInvalid):
             found = picker.bank_search_params(request.query_params)
-        except picker.SearchInvalid as exc:
-            raise ValidationError({exc.field: [str(exc)]}) from None
         return Response({"results": found, "limit": picker.LIMIT})
