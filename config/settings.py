@@ -129,7 +129,7 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 # HTTPS only when cookies are Secure (SECURE_COOKIES, on in production). TLS
 # ends at a proxy, which must set X-Forwarded-Proto; /healthz stays plain http
-# for the container health checks. The CSP is config.csp.
+# for the container health checks. The CSP is quiz.core.csp, sent by config.csp.
 if SESSION_COOKIE_SECURE:
     SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", True)
     SECURE_REDIRECT_EXEMPT = [r"^healthz"]

@@ -27,7 +27,6 @@ from lti_tool.models import Key
 from pylti1p3.contrib.django import DjangoOIDCLogin
 from pylti1p3.exception import LtiException, OIDCException
 
-from config.csp import policy_header
 from lms import courses, tool
 from lms.launches import launch_accept
 from lms.linking import deep_link_resources, deep_link_response_jwt
@@ -35,6 +34,7 @@ from lms.models import LmsCourse
 from lms.targets import pickable, target_url
 from lms.tasks import sync_roster
 from lms.tool import LaunchRefused
+from quiz.core.csp import policy_header
 from quiz.teaching.access import instructor_required
 
 log = logging.getLogger(__name__)
