@@ -276,7 +276,7 @@ def world(content_tree, make_user, settings):
     }
 
 
-def _log_in(context, base: str, user) -> None:
+def log_in_by_cookie(context, base: str, user) -> None:
     """A session cookie for `user`, without the log-in form's round trip."""
     from django.conf import settings
     from django.test import Client
@@ -337,7 +337,7 @@ def _audit(browser, base: str, world: dict, name: str, mode: str) -> list[str]:
     context = browser.new_context(bypass_csp=True, **MODES[mode])
     try:
         if spec.who:
-            _log_in(context, base, world["users"][spec.who])
+            log_in_by_cookie(context, base, world["users"][spec.who])
         page = context.new_page()
         response = page.goto(base + path)
         assert response.ok, (path, response.status)
@@ -370,7 +370,7 @@ def test_the_editors_scroll_region_is_a_keyboard_stop_before_typing(
     enters the editor, where typing still reaches the form."""
     context = module_browser.new_context(**MODES["phone"])
     try:
-        _log_in(context, live_server.url, world["users"]["lea"])
+        log_in_by_cookie(context, live_server.url, world["users"]["lea"])
         page = context.new_page()
         page.goto(live_server.url + "/exercises/ex-a/")
         page.wait_for_selector(".cm-editor .cm-content")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import pytest
 
 from quiz.models import Assignment, Quiz, QuizAccommodation
-from tests.browser.test_accessibility import _log_in
+from tests.browser.test_accessibility import log_in_by_cookie
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.quiz_fixtures import *  # noqa: F403
 from tests.quiz.test_form_time_zones import (
@@ -59,7 +59,7 @@ def test_every_form_keeps_and_reads_dates_in_the_browsers_zone(
         Quiz.objects.filter(pk=quiz.pk).update(opens_at=OPENS, closes_at=CLOSES)
         context = browser.new_context(timezone_id=zone)
         context.route("**/*.css", lambda route: route.abort())
-        _log_in(context, base, world.owner)
+        log_in_by_cookie(context, base, world.owner)
         page = context.new_page()
         edit = f"{base}/instructor/quizzes/{quiz.pk}/edit/"
 

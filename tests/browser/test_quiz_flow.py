@@ -30,7 +30,7 @@ from grader.models import Submission
 from quiz.models import Quiz, QuizAttempt
 from quiz.teaching.quizzes.scoring import code_verdicts
 from quiz.teaching.quizzes.services import attempt_start
-from tests.browser.test_accessibility import AXE, MODES, _log_in, page_problems
+from tests.browser.test_accessibility import AXE, MODES, log_in_by_cookie, page_problems
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.quiz_fixtures import *  # noqa: F403
 from tests.quiz.quiz_fixtures import create, quiz_body, right_answers
@@ -209,7 +209,7 @@ def test_learners_take_a_timed_quiz_by_keyboard(
     # The countdown, meanwhile: an instructor's preview that runs out while
     # the learners work; at 0 its page submits the form.
     teacher = browser.new_context(**DESKTOP)
-    _log_in(teacher, base, world.owner)
+    log_in_by_cookie(teacher, base, world.owner)
     quiz_row = Quiz.objects.get(pk=quiz["id"])
     preview, _ = attempt_start(quiz=quiz_row, learner=world.owner, preview=True)
     QuizAttempt.objects.filter(pk=preview.pk).update(
@@ -218,7 +218,7 @@ def test_learners_take_a_timed_quiz_by_keyboard(
     watch(teacher.new_page()).goto(f"{base}/quizzes/attempts/{preview.pk}/")
 
     context = browser.new_context(**DESKTOP)
-    _log_in(context, base, world.lea)
+    log_in_by_cookie(context, base, world.lea)
     page = watch(context.new_page())
     page.goto(base + "/")
     page.focus(f"#home-quiz-{quiz['id']} a")
@@ -316,7 +316,7 @@ def test_learners_take_a_timed_quiz_by_keyboard(
     phone = browser.new_context(bypass_csp=True, **PHONE_DARK)
     problems: list[str] = []
     try:
-        _log_in(phone, base, world.leo)
+        log_in_by_cookie(phone, base, world.leo)
         small = phone.new_page()
         small.goto(f"{base}/quizzes/{quiz['id']}/")
         small.focus("#start")

@@ -22,7 +22,7 @@ from django.test import Client
 from django.utils import timezone
 
 from quiz.models import Quiz, QuizAttempt
-from tests.browser.test_accessibility import MODES, _log_in
+from tests.browser.test_accessibility import MODES, log_in_by_cookie
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.quiz_fixtures import *  # noqa: F403
 from tests.quiz.quiz_fixtures import api, keys
@@ -62,7 +62,7 @@ def test_an_instructor_builds_closes_reviews_and_regrades_a_quiz(
     desktop = browser.new_context(locale="en-US", **MODES["desktop"])
     phone = browser.new_context(locale="en-US", **MODES["phone"])
     for context in (desktop, phone):
-        _log_in(context, base, world.owner)
+        log_in_by_cookie(context, base, world.owner)
     page = desktop.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
