@@ -34,6 +34,7 @@ from grading_engine.checks.tensors import (
     failed,
     input_changes,
 )
+from grading_engine.exercises.kit.cases import new_case
 from grading_engine.expected import expectation
 from grading_engine.reference import build_model, get_config
 from grading_engine.reference.cache import reference_model
@@ -92,31 +93,13 @@ MESSAGES = {
 def make_cases(seed: int) -> list[dict]:
     rng = random.Random(seed)
     cases = [
-        {
-            "name": "mini: prefill 4, then 3 single tokens",
-            "hidden": False,
-            "config": "mini",
-            "b": 1,
-            "chunks": [4, 1, 1, 1],
-            "seed": 1,
-        },
-        {
-            "name": "tiny: token by token from an empty cache",
-            "hidden": False,
-            "config": "tiny",
-            "b": 2,
-            "chunks": [1] * 6,
-            "seed": 2,
-        },
-        {
-            "name": "mini: prefill 3, one token, then a chunk of 3",
-            "hidden": False,
-            "config": "mini",
-            "b": 2,
-            "chunks": [3, 1, 3],
-            "seed": 3,
-        },
-    ]
+        new_case("mini: prefill 4, then 3 single tokens", False,
+                 config="mini", b=1, chunks=[4, 1, 1, 1], seed=1),
+        new_case("tiny: token by token from an empty cache", False,
+                 config="tiny", b=2, chunks=[1] * 6, seed=2),
+        new_case("mini: prefill 3, one token, then a chunk of 3", False,
+                 config="mini", b=2, chunks=[3, 1, 3], seed=3),
+    ]  # fmt: skip
     for i in range(3):
         config = rng.choice(["tiny", "mini"])
         limit = 16 if config == "tiny" else 32
@@ -126,14 +109,14 @@ def make_cases(seed: int) -> list[dict]:
         if i == 2:  # every draw fills one cache up to the last position
             chunks.append(limit - sum(chunks))
         cases.append(
-            {
-                "name": f"hidden {i + 1}",
-                "hidden": True,
-                "config": config,
-                "b": rng.randint(1, 3),
-                "chunks": chunks,
-                "seed": rng.randrange(2**31),
-            }
+            new_case(
+                f"hidden {i + 1}",
+                True,
+                config=config,
+                b=rng.randint(1, 3),
+                chunks=chunks,
+                seed=rng.randrange(2**31),
+            )
         )
     return cases
 

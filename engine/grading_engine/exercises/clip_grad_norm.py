@@ -26,6 +26,7 @@ from grading_engine.checks.tensors import (
     compare_tensor,
     failed,
 )
+from grading_engine.exercises.kit.cases import new_case
 from grading_engine.expected import expectation
 from grading_engine.harness.capture import plain_float, type_name
 
@@ -50,32 +51,14 @@ ERRORS = [
 def make_cases(seed: int) -> list[dict]:
     rng = random.Random(seed)
     cases = [
-        {
-            "name": "a spike: norm far above max_norm=1.0",
-            "hidden": False,
-            "shapes": [[8, 4], [8], [4, 4]],
-            "scale": 5.0,
-            "max_norm": 1.0,
-            "seed": 1,
-        },
-        {
-            "name": "a calm step: norm below max_norm",
-            "hidden": False,
-            "shapes": [[6, 3], [3]],
-            "scale": 0.05,
-            "max_norm": 1.0,
-            "seed": 2,
-        },
-        {
-            "name": "hidden: one parameter without a gradient",
-            "hidden": True,
-            "shapes": [[5, 7], [7], [7, 2]],
-            "none": [1],
-            "scale": 3.0,
-            "max_norm": round(rng.uniform(0.5, 2.0), 3),
-            "seed": rng.randrange(2**31),
-        },
-    ]
+        new_case("a spike: norm far above max_norm=1.0", False,
+                 shapes=[[8, 4], [8], [4, 4]], scale=5.0, max_norm=1.0, seed=1),
+        new_case("a calm step: norm below max_norm", False,
+                 shapes=[[6, 3], [3]], scale=0.05, max_norm=1.0, seed=2),
+        new_case("hidden: one parameter without a gradient", True,
+                 shapes=[[5, 7], [7], [7, 2]], none=[1], scale=3.0,
+                 max_norm=round(rng.uniform(0.5, 2.0), 3), seed=rng.randrange(2**31)),
+    ]  # fmt: skip
     for i in range(2):
         n = rng.randint(2, 5)
         shapes = [
@@ -85,14 +68,14 @@ def make_cases(seed: int) -> list[dict]:
             for _ in range(n)
         ]
         cases.append(
-            {
-                "name": f"hidden {i + 1}",
-                "hidden": True,
-                "shapes": shapes,
-                "scale": rng.choice([0.5, 2.0, 10.0]),
-                "max_norm": rng.choice([0.25, 1.0, 5.0]),
-                "seed": rng.randrange(2**31),
-            }
+            new_case(
+                f"hidden {i + 1}",
+                True,
+                shapes=shapes,
+                scale=rng.choice([0.5, 2.0, 10.0]),
+                max_norm=rng.choice([0.25, 1.0, 5.0]),
+                seed=rng.randrange(2**31),
+            )
         )
     # The limit in every draw: a total norm just below max_norm (left alone),
     # exactly at it (either choice is within tolerance) and just above it
@@ -104,15 +87,15 @@ def make_cases(seed: int) -> list[dict]:
         ("just above", 1 + rng.uniform(0.02, 0.1), round(rng.uniform(0.2, 0.8), 3)),
     ):
         cases.append(
-            {
-                "name": f"hidden: total norm {label} max_norm",
-                "hidden": True,
-                "shapes": [[rng.randint(2, 6), rng.randint(2, 6)], [rng.randint(2, 9)]],
-                "scale": 1.0,
-                "ratio": ratio,
-                "max_norm": max_norm,
-                "seed": rng.randrange(2**31),
-            }
+            new_case(
+                f"hidden: total norm {label} max_norm",
+                True,
+                shapes=[[rng.randint(2, 6), rng.randint(2, 6)], [rng.randint(2, 9)]],
+                scale=1.0,
+                ratio=ratio,
+                max_norm=max_norm,
+                seed=rng.randrange(2**31),
+            )
         )
     return cases
 

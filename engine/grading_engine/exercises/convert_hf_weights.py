@@ -44,30 +44,18 @@ def is_conv1d(key: str) -> bool:
 
 def make_cases(seed: int) -> list[dict]:
     rng = random.Random(seed)
-    cases = [
-        {
-            "name": "tiny",
-            "hidden": False,
-            "config": "tiny",
-            "buffers": False,
-            "seed": 1,
-        },
-        {
-            "name": "tiny, older checkpoint with mask buffers",
-            "hidden": False,
-            "config": "tiny",
-            "buffers": True,
-            "seed": 2,
-        },
-        {
-            "name": "hidden mini",
-            "hidden": True,
-            "config": "mini",
-            "buffers": True,
-            "seed": rng.randrange(2**31),
-        },
-    ]
-    cases.append(
+    return [
+        new_case("tiny", False, config="tiny", buffers=False, seed=1),
+        new_case(
+            "tiny, older checkpoint with mask buffers",
+            False,
+            config="tiny",
+            buffers=True,
+            seed=2,
+        ),
+        new_case(
+            "hidden mini", True, config="mini", buffers=True, seed=rng.randrange(2**31)
+        ),
         new_case(
             "hidden random width",
             True,
@@ -75,9 +63,8 @@ def make_cases(seed: int) -> list[dict]:
             overrides=draw_width(rng, (1, 4)),
             buffers=rng.random() < 0.5,
             seed=rng.randrange(2**31),
-        )
-    )
-    return cases
+        ),
+    ]
 
 
 def gpt_state_dict(case: dict) -> dict:

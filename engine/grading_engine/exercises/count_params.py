@@ -17,6 +17,7 @@ import torch.nn as nn
 
 from grading_engine.checks.result import CheckResult
 from grading_engine.checks.values import ModuleCount, parameter_count
+from grading_engine.exercises.kit.cases import new_case
 from grading_engine.exercises.kit.models import random_model
 from grading_engine.expected import expectation
 from grading_engine.harness.capture import capture_int
@@ -30,20 +31,15 @@ SIGNATURE = "count_params(model) -> int"
 def make_cases(seed: int) -> list[dict]:
     rng = random.Random(seed)
     cases = [
-        {"name": "gpt2, tied", "hidden": False, "config": "gpt2", "tied": True},
-        {"name": "tiny, untied", "hidden": False, "config": "tiny", "tied": False},
-        {"name": "gpt2, untied", "hidden": True, "config": "gpt2", "tied": False},
-        {"name": "mini, tied", "hidden": True, "config": "mini", "tied": True},
+        new_case("gpt2, tied", False, config="gpt2", tied=True),
+        new_case("tiny, untied", False, config="tiny", tied=False),
+        new_case("gpt2, untied", True, config="gpt2", tied=False),
+        new_case("mini, tied", True, config="mini", tied=True),
     ]
-    for i in range(3):
-        cases.append(
-            {
-                "name": f"random model {i + 1}",
-                "hidden": True,
-                "random_seed": rng.randrange(2**31),
-            }
-        )
-    return cases
+    return cases + [
+        new_case(f"random model {i + 1}", True, random_seed=rng.randrange(2**31))
+        for i in range(3)
+    ]
 
 
 # -- the models ---------------------------------------------------------------

@@ -12,6 +12,7 @@ import random
 
 from grading_engine.checks.int_lists import read_int_list, unreadable
 from grading_engine.checks.result import CheckResult, fail
+from grading_engine.exercises.kit.cases import new_case
 from grading_engine.expected import expectation
 from grading_engine.harness.capture import capture_int_list
 from grading_engine.reference.tokenizer import get_encoding
@@ -59,16 +60,15 @@ def _random_text(rng: random.Random) -> str:
 def make_cases(seed: int) -> list[dict]:
     rng = random.Random(seed)
     cases = [
-        {"name": '"The sky is"', "hidden": False, "text": "The sky is"},
-        {"name": '"I ate an"', "hidden": False, "text": "I ate an"},
+        new_case('"The sky is"', False, text="The sky is"),
+        new_case('"I ate an"', False, text="I ate an"),
     ]
     cases += [
-        {"name": f"hidden text {i + 1}", "hidden": True, "text": text}
+        new_case(f"hidden text {i + 1}", True, text=text)
         for i, text in enumerate(_FIXED_HIDDEN)
     ]
     cases += [
-        {"name": f"random text {i + 1}", "hidden": True, "text": _random_text(rng)}
-        for i in range(4)
+        new_case(f"random text {i + 1}", True, text=_random_text(rng)) for i in range(4)
     ]
     return cases
 

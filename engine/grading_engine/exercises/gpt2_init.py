@@ -19,6 +19,7 @@ import torch
 
 from grading_engine.checks.result import CheckResult, fail
 from grading_engine.checks.tensors import call_learner, case_error
+from grading_engine.exercises.kit.cases import new_case
 from grading_engine.expected import expectation
 from grading_engine.reference import GPT, get_config
 
@@ -36,19 +37,18 @@ _KURTOSIS_PROBE = "transformer.h.0.mlp.c_fc.weight"  # a big, plain N(0, 0.02) d
 def make_cases(seed: int) -> list[dict]:
     rng = random.Random(seed)
     cases = [
-        {"name": "4 layers, width 128", "hidden": False, "n_layer": 4, "seed": 1},
-        {"name": "2 layers, width 128", "hidden": False, "n_layer": 2, "seed": 2},
+        new_case("4 layers, width 128", False, n_layer=4, seed=1),
+        new_case("2 layers, width 128", False, n_layer=2, seed=2),
     ]
-    for i in range(2):
-        cases.append(
-            {
-                "name": f"hidden {i + 1}",
-                "hidden": True,
-                "n_layer": rng.choice([3, 5, 6, 8]),
-                "seed": rng.randrange(2**31),
-            }
+    return cases + [
+        new_case(
+            f"hidden {i + 1}",
+            True,
+            n_layer=rng.choice([3, 5, 6, 8]),
+            seed=rng.randrange(2**31),
         )
-    return cases
+        for i in range(2)
+    ]
 
 
 def config(case: dict):

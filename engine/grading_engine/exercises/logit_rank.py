@@ -15,6 +15,7 @@ import torch
 from grading_engine.checks.result import CheckResult
 from grading_engine.checks.tensors import call_learner, case_error, input_changes
 from grading_engine.checks.values import exact_int
+from grading_engine.exercises.kit.cases import new_case
 from grading_engine.exercises.kit.sky import gpt2_head, sky_hidden_state
 from grading_engine.expected import expectation
 from grading_engine.harness.capture import capture_int
@@ -44,37 +45,20 @@ def preload() -> None:
 def make_cases(seed: int) -> list[dict]:
     rng = random.Random(seed)
     cases = [
-        {
-            "name": "gpt2: ' blue' after 'The sky is'",
-            "hidden": False,
-            "gpt2": True,
-            "token": BLUE,
-        },
-        {
-            "name": "V=20 with ties",
-            "hidden": False,
-            "V": 20,
-            "d": 4,
-            "ties": 3,
-            "seed": 1,
-        },
-        {
-            "name": "hidden gpt2 token",
-            "hidden": True,
-            "gpt2": True,
-            "seed": rng.randrange(2**31),
-        },
+        new_case("gpt2: ' blue' after 'The sky is'", False, gpt2=True, token=BLUE),
+        new_case("V=20 with ties", False, V=20, d=4, ties=3, seed=1),
+        new_case("hidden gpt2 token", True, gpt2=True, seed=rng.randrange(2**31)),
     ]
     for i in range(3):
         cases.append(
-            {
-                "name": f"hidden {i + 1}",
-                "hidden": True,
-                "V": rng.choice([53, 89, 131, 257]),
-                "d": rng.choice([3, 6, 10]),
-                "ties": rng.choice([0, 2, 4]) if i else 2,
-                "seed": rng.randrange(2**31),
-            }
+            new_case(
+                f"hidden {i + 1}",
+                True,
+                V=rng.choice([53, 89, 131, 257]),
+                d=rng.choice([3, 6, 10]),
+                ties=rng.choice([0, 2, 4]) if i else 2,
+                seed=rng.randrange(2**31),
+            )
         )
     return cases
 

@@ -21,6 +21,7 @@ import torch
 from grading_engine.checks.fingerprints import distinct_match
 from grading_engine.checks.result import CheckResult, fail, likely_mistake
 from grading_engine.checks.tensors import call_learner, case_error, input_changes
+from grading_engine.exercises.kit.cases import new_case
 from grading_engine.expected import expectation
 from grading_engine.harness.capture import as_items, plain_float, plain_int, type_name
 from grading_engine.reference.cache import reference_model
@@ -35,47 +36,20 @@ KEYS = ("max_abs", "worst", "top1_agree", "match")
 def make_cases(seed: int) -> list[dict]:
     rng = random.Random(seed)
     cases = [
-        {
-            "name": "float noise only: a match",
-            "hidden": False,
-            "kind": "noise",
-            "shape": [2, 5, 53],
-            "atol": 1e-4,
-            "seed": 1,
-        },
-        {
-            "name": "mini model, c_proj loaded untransposed",
-            "hidden": False,
-            "kind": "transposed",
-            "shape": [2, 6],
-            "atol": 1e-4,
-            "seed": 2,
-        },
-        {
-            "name": "hidden: a constant shift per position",
-            "hidden": True,
-            "kind": "shift",
-            "shape": [rng.randint(2, 3), rng.randint(4, 8), 89],
-            "atol": 1e-4,
-            "seed": rng.randrange(2**31),
-        },
-        {
-            "name": "hidden: one position off",
-            "hidden": True,
-            "kind": "one",
-            "shape": [rng.randint(2, 4), rng.randint(6, 12), 131],
-            "atol": rng.choice([1e-4, 1e-3]),
-            "seed": rng.randrange(2**31),
-        },
-        {
-            "name": "hidden: noise at a looser tolerance",
-            "hidden": True,
-            "kind": "noise",
-            "shape": [rng.randint(1, 3), rng.randint(3, 9), 97],
-            "atol": 1e-2,
-            "seed": rng.randrange(2**31),
-        },
-    ]
+        new_case("float noise only: a match", False,
+                 kind="noise", shape=[2, 5, 53], atol=1e-4, seed=1),
+        new_case("mini model, c_proj loaded untransposed", False,
+                 kind="transposed", shape=[2, 6], atol=1e-4, seed=2),
+        new_case("hidden: a constant shift per position", True, kind="shift",
+                 shape=[rng.randint(2, 3), rng.randint(4, 8), 89], atol=1e-4,
+                 seed=rng.randrange(2**31)),
+        new_case("hidden: one position off", True, kind="one",
+                 shape=[rng.randint(2, 4), rng.randint(6, 12), 131],
+                 atol=rng.choice([1e-4, 1e-3]), seed=rng.randrange(2**31)),
+        new_case("hidden: noise at a looser tolerance", True, kind="noise",
+                 shape=[rng.randint(1, 3), rng.randint(3, 9), 97], atol=1e-2,
+                 seed=rng.randrange(2**31)),
+    ]  # fmt: skip
     # The tolerance's boundary in every draw: max_abs exactly atol (a match:
     # max_abs <= atol), one float32 step below it and one above it. atol is a
     # power of two and the worst logit sits in [1, 2), so the difference is
@@ -83,15 +57,15 @@ def make_cases(seed: int) -> list[dict]:
     atol = rng.choice([2.0**-8, 2.0**-10, 2.0**-12])
     for step, what in ((0, "exactly at"), (-1, "just below"), (1, "just above")):
         cases.append(
-            {
-                "name": f"hidden: max_abs {what} atol",
-                "hidden": True,
-                "kind": "boundary",
-                "step": step,
-                "shape": [rng.randint(1, 3), rng.randint(2, 8), 61],
-                "atol": atol,
-                "seed": rng.randrange(2**31),
-            }
+            new_case(
+                f"hidden: max_abs {what} atol",
+                True,
+                kind="boundary",
+                step=step,
+                shape=[rng.randint(1, 3), rng.randint(2, 8), 61],
+                atol=atol,
+                seed=rng.randrange(2**31),
+            )
         )
     return cases
 
@@ -298,49 +272,62 @@ def _diagnose_match(known, atol, data, want):
     return None
 
 
+# What a wrong max_abs or top1_agree is when it is a known slip's number:
+# (diagnosis, why), tried in the order _diagnose lists them.
+MISSING_ABS = (
+    "missing-abs",
+    "your max_abs is the largest SIGNED difference: a logit that is too low "
+    "by more than any other is too high never shows. Take the absolute value "
+    "first, (ours - theirs).abs()",
+)
+COMPARED_PROBABILITIES = (
+    "compared-probabilities",
+    "your max_abs is measured on probabilities: softmax hides a constant "
+    "shift of a position's logits (and shrinks every difference among small "
+    "probabilities). A port must match the LOGITS, so compare them directly",
+)
+MEAN_NOT_MAX = (
+    "mean-not-max",
+    "your max_abs is the MEAN absolute difference: one wrong position among "
+    "many barely moves a mean. Use the maximum, and report where it is",
+)
+ARGMAX_WRONG_AXIS = (
+    "argmax-wrong-axis",
+    "your top-1 agreement takes the argmax over the time axis: the next-token "
+    "prediction at each position is the argmax over the vocabulary, the last "
+    "axis (dim=-1)",
+)
+
+
+def _first_slip(got: float, right: float, slips: list) -> tuple[str, str] | None:
+    """(diagnosis, why) of the first (number, diagnosis, why) that `got` is."""
+    for wrong, diagnosis, why in slips:
+        if _matches(got, wrong, right):
+            return diagnosis, why
+    return None
+
+
 def _diagnose(known, data, want, atol=None):
     if atol is not None and (found := _diagnose_match(known, atol, data, want)):
         return found
     got_max = data.get("max_abs")
     if isinstance(got_max, float):
-        for signed_max in known["signed_max"]:
-            if _matches(got_max, signed_max, want["max_abs"]):
-                return (
-                    "missing-abs",
-                    "your max_abs is the largest SIGNED difference: a logit "
-                    "that is too low by more than any other is too high never "
-                    "shows. Take the absolute value first, (ours - theirs).abs()",
-                )
-        if _matches(got_max, known["probabilities"], want["max_abs"]):
-            return (
-                "compared-probabilities",
-                "your max_abs is measured on probabilities: softmax hides a "
-                "constant shift of a position's logits (and shrinks every "
-                "difference among small probabilities). A port must match "
-                "the LOGITS, so compare them directly",
-            )
-        if _matches(got_max, known["mean"], want["max_abs"]):
-            return (
-                "mean-not-max",
-                "your max_abs is the MEAN absolute difference: one wrong "
-                "position among many barely moves a mean. Use the maximum, "
-                "and report where it is",
-            )
+        slips = [(signed, *MISSING_ABS) for signed in known["signed_max"]]
+        slips.append((known["probabilities"], *COMPARED_PROBABILITIES))
+        slips.append((known["mean"], *MEAN_NOT_MAX))
+        if found := _first_slip(got_max, want["max_abs"], slips):
+            return found
     agree = data.get("top1_agree")
-    if isinstance(agree, float):
-        count, fraction = known["agree_count"], known["agree_fraction"]
-        if count != fraction and _matches(agree, count, want["top1_agree"]):
-            return (
-                "count-not-fraction",
-                f"your top1_agree is the NUMBER of agreeing positions "
-                f"({agree:g} of {known['positions']}): report the fraction, the "
-                "mean over the b * t positions (a number in [0, 1])",
-            )
-        if _matches(agree, known["wrong_axis"], want["top1_agree"]):
-            return (
-                "argmax-wrong-axis",
-                "your top-1 agreement takes the argmax over the time axis: "
-                "the next-token prediction at each position is the argmax "
-                "over the vocabulary, the last axis (dim=-1)",
-            )
-    return None
+    if not isinstance(agree, float):
+        return None
+    count, fraction = known["agree_count"], known["agree_fraction"]
+    slips = [(known["wrong_axis"], *ARGMAX_WRONG_AXIS)]
+    if count != fraction:
+        counted = (
+            "count-not-fraction",
+            f"your top1_agree is the NUMBER of agreeing positions ({agree:g} of "
+            f"{known['positions']}): report the fraction, the mean over the "
+            "b * t positions (a number in [0, 1])",
+        )
+        slips.insert(0, (count, *counted))
+    return _first_slip(agree, want["top1_agree"], slips)

@@ -14,6 +14,7 @@ import torch
 from grading_engine.checks.int_lists import read_int_list, unreadable
 from grading_engine.checks.result import CheckResult, fail
 from grading_engine.checks.tensors import input_changes
+from grading_engine.exercises.kit.cases import new_case
 from grading_engine.expected import expectation
 from grading_engine.harness.capture import capture_int_list
 from grading_engine.reference.cache import reference_model
@@ -33,35 +34,22 @@ def preload() -> None:
 def make_cases(seed: int) -> list[dict]:
     rng = random.Random(seed)
     cases = [
-        {
-            "name": "(97, 16) table with unequal row norms, token 3, k=5",
-            "hidden": False,
-            "rows": 97,
-            "width": 16,
-            "token": 3,
-            "k": 5,
-            "seed": 11,
-        },
-        {
-            "name": "GPT-2 small wte, ' cat', k=5",
-            "hidden": False,
-            "gpt2": True,
-            "token": CAT,
-            "k": 5,
-        },
-    ]
+        new_case("(97, 16) table with unequal row norms, token 3, k=5", False,
+                 rows=97, width=16, token=3, k=5, seed=11),
+        new_case("GPT-2 small wte, ' cat', k=5", False, gpt2=True, token=CAT, k=5),
+    ]  # fmt: skip
     for i in range(4):
         rows = rng.choice([101, 173, 211, 389])
         cases.append(
-            {
-                "name": f"hidden {i + 1}",
-                "hidden": True,
-                "rows": rows,
-                "width": rng.choice([8, 12, 32, 48]),
-                "token": rng.randrange(rows),
-                "k": rng.randint(3, 12),
-                "seed": rng.randrange(2**31),
-            }
+            new_case(
+                f"hidden {i + 1}",
+                True,
+                rows=rows,
+                width=rng.choice([8, 12, 32, 48]),
+                token=rng.randrange(rows),
+                k=rng.randint(3, 12),
+                seed=rng.randrange(2**31),
+            )
         )
     return cases
 

@@ -16,6 +16,7 @@ import torch
 
 from grading_engine.checks.result import CheckResult, fail
 from grading_engine.checks.tensors import MODEL_CHANGE_KINDS, call_learner, case_error
+from grading_engine.exercises.kit.cases import new_case
 from grading_engine.expected import expectation
 from grading_engine.harness.capture import capture_int, type_name
 from grading_engine.reference import build_model, get_config
@@ -50,15 +51,15 @@ def make_cases(seed: int) -> list[dict]:
         # A visible case draws from its position, so it is the same every attempt.
         draw = rng if hidden else random.Random(len(cases))
         cases.append(
-            {
-                "name": name,
-                "hidden": hidden,
-                "config": config,
-                "seed": rng.randrange(2**31) if hidden else len(cases),
-                "new_vocab": new_vocab,
-                "idx": [[draw.randrange(new_vocab) for _ in range(5)]],
-                "n_embd": c.n_embd,
-            }
+            new_case(
+                name,
+                hidden,
+                config=config,
+                seed=rng.randrange(2**31) if hidden else len(cases),
+                new_vocab=new_vocab,
+                idx=[[draw.randrange(new_vocab) for _ in range(5)]],
+                n_embd=c.n_embd,
+            )
         )
     return cases
 

@@ -19,6 +19,7 @@ import torch
 
 from grading_engine.checks.result import CheckResult, fail
 from grading_engine.checks.tensors import call_learner, capture_tensor, case_error
+from grading_engine.exercises.kit.cases import new_case
 from grading_engine.expected import expectation
 from grading_engine.reference import build_model, get_config
 
@@ -47,32 +48,19 @@ ERRORS = [
 def make_cases(seed: int) -> list[dict]:
     rng = random.Random(seed)
     cases = [
-        {
-            "name": "12 layers, d=64",
-            "hidden": False,
-            "n_layer": 12,
-            "n_embd": 64,
-            "seed": 1,
-        },
-        {
-            "name": "2 layers, d=64",
-            "hidden": False,
-            "n_layer": 2,
-            "n_embd": 64,
-            "seed": 2,
-        },
+        new_case("12 layers, d=64", False, n_layer=12, n_embd=64, seed=1),
+        new_case("2 layers, d=64", False, n_layer=2, n_embd=64, seed=2),
     ]
-    for i in range(2):
-        cases.append(
-            {
-                "name": f"hidden {i + 1}",
-                "hidden": True,
-                "n_layer": rng.choice([3, 5, 6, 8, 16, 24]),
-                "n_embd": rng.choice([64, 96]),
-                "seed": rng.randrange(2**31),
-            }
+    return cases + [
+        new_case(
+            f"hidden {i + 1}",
+            True,
+            n_layer=rng.choice([3, 5, 6, 8, 16, 24]),
+            n_embd=rng.choice([64, 96]),
+            seed=rng.randrange(2**31),
         )
-    return cases
+        for i in range(2)
+    ]
 
 
 def naive_model(case: dict):

@@ -19,6 +19,7 @@ from torch.nn import functional as F
 from grading_engine.checks.result import CheckResult, fail
 from grading_engine.checks.tensors import MODEL_CHANGE_KINDS
 from grading_engine.checks.values import exact_int, tied_gradient, tied_identity
+from grading_engine.exercises.kit.cases import new_case
 from grading_engine.expected import expectation
 from grading_engine.harness.capture import capture_int, type_name
 from grading_engine.reference import build_model, get_config, gpt2_parameter_count
@@ -42,38 +43,33 @@ def preload() -> None:
 def make_cases(seed: int) -> list[dict]:
     rng = random.Random(seed)
     name, model_seed = _STRUCTURE_MODEL
-    cases: list[dict] = [
-        {
-            "name": "gpt2 structure",
-            "hidden": False,
-            "kind": "structure",
-            "config": name,
-            "seed": model_seed,
-        }
+    cases = [
+        new_case(
+            "gpt2 structure", False, kind="structure", config=name, seed=model_seed
+        )
     ]
     for label, config, hidden in (("tiny", "tiny", False), ("mini", "mini", True)):
         c = get_config(config)
         # A visible case draws from its position, so it is the same every attempt.
         draw = rng if hidden else random.Random(len(cases))
-        batch, steps = 2, draw.randint(4, c.block_size)
+        steps = draw.randint(4, c.block_size)
         cases.append(
-            {
-                "name": f"{label} gradient",
-                "hidden": hidden,
-                "kind": "gradient",
-                "config": config,
-                "seed": draw.randrange(2**31),
-                "idx": [
-                    [draw.randrange(c.vocab_size) for _ in range(steps)]
-                    for _ in range(batch)
-                ],
-                "targets": [
-                    [draw.randrange(c.vocab_size) for _ in range(steps)]
-                    for _ in range(batch)
-                ],
-            }
+            new_case(
+                f"{label} gradient",
+                hidden,
+                kind="gradient",
+                config=config,
+                seed=draw.randrange(2**31),
+                idx=_token_rows(draw, c.vocab_size, steps),
+                targets=_token_rows(draw, c.vocab_size, steps),
+            )
         )
     return cases
+
+
+def _token_rows(draw: random.Random, vocab_size: int, steps: int) -> list:
+    """A batch of two rows of `steps` token ids (the inputs, or the targets)."""
+    return [[draw.randrange(vocab_size) for _ in range(steps)] for _ in range(2)]
 
 
 # -- child --------------------------------------------------------------------

@@ -31,8 +31,9 @@ from grading_engine.checks.tensors import (
     check_is_tensor,
     failed,
     input_changes,
-    run_and_capture,
 )
+from grading_engine.exercises.kit.cases import new_case
+from grading_engine.exercises.kit.runs import calls
 from grading_engine.expected import expectation
 
 SLUG = "top-p-filter"
@@ -47,100 +48,53 @@ EXACT_P = (0.25, 0.375, 0.5, 0.625, 0.75)  # exact binary fractions
 
 def make_cases(seed: int) -> list[dict]:
     rng = random.Random(seed)
-    cases: list[dict] = [
-        {
-            "name": "one peaked row, p=0.9",
-            "hidden": False,
-            "shape": [1, 50],
-            "scale": 3.0,
-            "p": 0.9,
-            "seed": 3,
-        },
-        {
-            "name": "(4, 97) rows, p=0.5",
-            "hidden": False,
-            "shape": [4, 97],
-            "scale": 2.0,
-            "p": 0.5,
-            "seed": 4,
-        },
-        {
-            "name": "hidden: flat rows",
-            "hidden": True,
-            "shape": [rng.randint(2, 5), rng.choice([89, 211])],
-            "scale": 0.3,
-            "p": rng.choice([0.8, 0.9, 0.95]),
-            "seed": rng.randrange(2**31),
-        },
-        {
-            "name": "hidden: very peaked rows",
-            "hidden": True,
-            "shape": [rng.randint(2, 5), rng.choice([131, 257])],
-            "scale": 6.0,
-            "p": rng.choice([0.6, 0.9]),
-            "seed": rng.randrange(2**31),
-        },
-    ]
-    for i in range(2):
-        cases.append(
-            {
-                "name": f"hidden random {i + 1}",
-                "hidden": True,
-                "shape": [rng.randint(2, 6), rng.choice([53, 97, 503])],
-                "scale": rng.choice([1.0, 2.0, 4.0]),
-                "p": round(rng.uniform(0.3, 0.97), 3),
-                "seed": rng.randrange(2**31),
-            }
-        )
+    cases = [
+        new_case("one peaked row, p=0.9", False,
+                 shape=[1, 50], scale=3.0, p=0.9, seed=3),
+        new_case("(4, 97) rows, p=0.5", False,
+                 shape=[4, 97], scale=2.0, p=0.5, seed=4),
+        _drawn(rng, "hidden: flat rows",
+               (2, 5), (89, 211), scale=0.3, p=(0.8, 0.9, 0.95)),
+        _drawn(rng, "hidden: very peaked rows",
+               (2, 5), (131, 257), scale=6.0, p=(0.6, 0.9)),
+    ]  # fmt: skip
+    cases += [
+        _drawn(rng, f"hidden random {i + 1}", (2, 6), (53, 97, 503),
+               scale=(1.0, 2.0, 4.0), p=lambda: round(rng.uniform(0.3, 0.97), 3))
+        for i in range(2)
+    ]  # fmt: skip
     return cases + _boundary_cases(rng)
+
+
+def _drawn(rng: random.Random, name: str, rows, vocab, kind=None, **spec) -> dict:
+    """A hidden case, drawn in one fixed order (a seed's cases must not move):
+    its shape (rows a range, vocab a choice), then each `spec` value in turn
+    (a tuple: one of its items; a function: what it draws; anything else as
+    given), then its seed."""
+    case = new_case(name, True, **({"kind": kind} if kind else {}))
+    case["shape"] = [rng.randint(*rows), rng.choice(vocab)]
+    for key, value in spec.items():
+        if isinstance(value, tuple):
+            value = rng.choice(value)
+        case[key] = value() if callable(value) else value
+    case["seed"] = rng.randrange(2**31)
+    return case
 
 
 def _boundary_cases(rng: random.Random) -> list[dict]:
     """The limit in every draw: at, just below and just above p, p=1, tiny p."""
     return [
-        {
-            "name": "hidden: p exactly equal to a cumulative probability (ties)",
-            "hidden": True,
-            "kind": "exact",
-            "shape": [rng.randint(2, 4), rng.choice([64, 100])],
-            "p": rng.choice(EXACT_P),
-            "seed": rng.randrange(2**31),
-        },
-        {
-            "name": "hidden: p just below a cumulative probability",
-            "hidden": True,
-            "kind": "below",
-            "shape": [rng.randint(2, 4), rng.choice([53, 97])],
-            "scale": rng.choice([1.0, 2.0]),
-            "seed": rng.randrange(2**31),
-        },
-        {
-            "name": "hidden: p just above a cumulative probability",
-            "hidden": True,
-            "kind": "above",
-            "shape": [rng.randint(2, 4), rng.choice([53, 97])],
-            "scale": rng.choice([1.0, 2.0]),
-            "seed": rng.randrange(2**31),
-        },
-        {
-            "name": "hidden: p=1.0 keeps every token",
-            "hidden": True,
-            "kind": "all",
-            "shape": [rng.randint(2, 4), rng.choice([37, 89])],
-            "scale": rng.choice([0.3, 0.6]),
-            "p": 1.0,
-            "seed": rng.randrange(2**31),
-        },
-        {
-            "name": "hidden: tiny p keeps only the top token (a tie for the top)",
-            "hidden": True,
-            "kind": "tiny",
-            "shape": [rng.randint(2, 4), rng.choice([53, 97])],
-            "scale": rng.choice([1.0, 3.0]),
-            "p": rng.choice([1e-9, 1e-6, 1e-4]),
-            "seed": rng.randrange(2**31),
-        },
-    ]
+        _drawn(rng, "hidden: p exactly equal to a cumulative probability (ties)",
+               (2, 4), (64, 100), "exact", p=EXACT_P),
+        _drawn(rng, "hidden: p just below a cumulative probability",
+               (2, 4), (53, 97), "below", scale=(1.0, 2.0)),
+        _drawn(rng, "hidden: p just above a cumulative probability",
+               (2, 4), (53, 97), "above", scale=(1.0, 2.0)),
+        _drawn(rng, "hidden: p=1.0 keeps every token",
+               (2, 4), (37, 89), "all", scale=(0.3, 0.6), p=1.0),
+        _drawn(rng, "hidden: tiny p keeps only the top token (a tie for the top)",
+               (2, 4), (53, 97), "tiny", scale=(1.0, 3.0), p=(1e-9, 1e-6, 1e-4)),
+    ]  # fmt: skip
 
 
 def _cumulative(logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -273,9 +227,7 @@ def reference(logits: torch.Tensor, p: float) -> torch.Tensor:
     return logits.masked_fill(~keep_mask(logits, p), float("-inf"))
 
 
-def run_case(fn, case: dict):
-    logits, p = inputs(case)
-    return run_and_capture(fn, logits.clone(), p)
+run_case = calls(inputs)  # new tensors every call: nothing to clone
 
 
 def _wrong_values(got, logits, probs, expected_keep) -> tuple[str, str] | None:

@@ -17,6 +17,7 @@ import torch.nn as nn
 
 from grading_engine.checks.result import CheckResult, fail, likely_mistake
 from grading_engine.checks.tensors import call_learner, case_error
+from grading_engine.exercises.kit.cases import new_case
 from grading_engine.expected import expectation
 from grading_engine.harness.capture import type_name
 from grading_engine.reference import build_model
@@ -46,30 +47,20 @@ _MAX_NAMES = 5000
 
 def make_cases(seed: int) -> list[dict]:
     rng = random.Random(seed)
-    cases: list[dict] = [
-        {
-            "name": "reference tiny GPT (tied head)",
-            "hidden": False,
-            "gpt": "tiny",
-            "tied": True,
-        },
-        {
-            "name": "reference mini GPT, untied head",
-            "hidden": False,
-            "gpt": "mini",
-            "tied": False,
-        },
-        {
-            "name": "a small tied model",
-            "hidden": False,
-            "layers": [
+    cases = [
+        new_case("reference tiny GPT (tied head)", False, gpt="tiny", tied=True),
+        new_case("reference mini GPT, untied head", False, gpt="mini", tied=False),
+        new_case(
+            "a small tied model",
+            False,
+            layers=[
                 ["embedding", "lookup", 11, 6],
                 ["layernorm", "pre", 6],
                 ["linear", "mixer", 6, 6, True],
                 ["linear", "head", 6, 11, False],
             ],
-            "tie": ["lookup", "head"],
-        },
+            tie=["lookup", "head"],
+        ),
     ]
     for i in range(3):
         names = rng.sample(_NAMES, 6)
@@ -95,12 +86,7 @@ def make_cases(seed: int) -> list[dict]:
             if embedding_first != (i == 0):
                 layers[first], layers[second] = layers[second], layers[first]
         cases.append(
-            {
-                "name": f"hidden random module {i + 1}",
-                "hidden": True,
-                "layers": layers,
-                "tie": tie,
-            }
+            new_case(f"hidden random module {i + 1}", True, layers=layers, tie=tie)
         )
     return cases
 
