@@ -271,7 +271,7 @@ def _check(module, case: dict, data: dict, tensors: dict) -> list[CheckResult]:
         ]
     if not results or not all(isinstance(r, CheckResult) for r in results):
         raise TypeError(f"{module.__name__}.check_case returned no CheckResults")
-    from grading_engine.checks.tensors import shared_checks
+    from grading_engine.checks.in_place import shared_checks
 
     return [*results, *shared_checks(module, case, data, results)]
 

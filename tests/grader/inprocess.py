@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
-from grading_engine.checks.tensors import shared_checks
+from grading_engine.checks.in_place import shared_checks
 from grading_engine.exercises.base import load_harness
 from grading_engine.expected import one_check
 from grading_engine.harness.inputs import run_watched

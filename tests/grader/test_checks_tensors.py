@@ -23,10 +23,9 @@ from grading_engine.checks.fingerprints import (
     fingerprint,
     gpt2_logits,
 )
+from grading_engine.checks.learner_calls import call_learner, capture_tensor
 from grading_engine.checks.shapes import check_shape
 from grading_engine.checks.tensors import (
-    call_learner,
-    capture_tensor,
     check_allclose,
     check_dtype,
     check_finite,
@@ -585,7 +584,7 @@ def test_it_blames_the_head_when_only_the_head_is_wrong(tiny):
 def test_capture_parts_takes_a_namedtuple_as_the_tuple_it_asks_for():
     from collections import namedtuple
 
-    from grading_engine.checks.tensors import capture_parts
+    from grading_engine.checks.learner_calls import capture_parts
 
     Pair = namedtuple("Pair", "weight bias")
     data, tensors = capture_parts(
@@ -595,7 +594,8 @@ def test_capture_parts_takes_a_namedtuple_as_the_tuple_it_asks_for():
 
 
 def test_raised_accepts_a_subclass_of_the_named_exception():
-    from grading_engine.checks.tensors import call_learner, raised
+    from grading_engine.checks.learner_calls import call_learner
+    from grading_engine.checks.tensors import raised
 
     class TooLong(ValueError):
         pass

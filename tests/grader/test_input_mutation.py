@@ -2,7 +2,7 @@
 
 The child calls the learner through an InputWatch (grading_engine.harness.
 inputs) and the parent turns what it recorded into a failed check that
-names the argument (grading_engine.checks.tensors.input_changes).
+names the argument (grading_engine.checks.in_place.input_changes).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
-from grading_engine.checks.tensors import (
+from grading_engine.checks.in_place import (
     MODEL_CHANGE_KINDS,
     MODEL_CHANGED,
     MODEL_LEFT_UNTIED,

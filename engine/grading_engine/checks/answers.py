@@ -14,8 +14,9 @@ import torch
 
 from grading_engine.checks.fingerprints import Variant, fingerprint
 from grading_engine.checks.floats import Slips, float_close
+from grading_engine.checks.in_place import input_changes
 from grading_engine.checks.result import CheckResult, likely_mistake
-from grading_engine.checks.tensors import compare_tensor, failed, input_changes
+from grading_engine.checks.tensors import compare_tensor, failed
 from grading_engine.checks.values import exact_int, slip_diagnosis
 
 Variants = Sequence[Variant] | Callable[[], Sequence[Variant]]

@@ -1,294 +1,22 @@
 """Tensor checks: what came back, its dtype, finiteness and closeness.
 
-Two halves, one per side of the process boundary:
-
-* `call_learner` and `capture_tensor` run in the CHILD: they turn whatever
-  the learner's function did (returned, raised) into plain data.
-* the `check_*` functions run in the trusted PARENT on tensors that came
-  through safetensors, and write messages a learner can act on: where the
-  worst element is, how far off it is, and what usually causes it.
+Parent side: the `check_*` functions run in the trusted parent on tensors
+that came through safetensors (the child captured them with
+grading_engine.checks.learner_calls), and write messages a learner can act
+on: where the worst element is, how far off it is, and what usually causes
+it.
 """
 
 from __future__ import annotations
 
 import itertools
-import traceback
 
 import torch
 
+from grading_engine.checks.learner_calls import safe_str
 from grading_engine.checks.result import CheckResult, fail
 from grading_engine.checks.shapes import check_shape, fmt_shape
 from grading_engine.checks.shapes import label as axis_label
-from grading_engine.harness.inputs import CHANGED_INPUTS, CHANGED_MODULES
-
-SUBMISSION = "<submission>"  # the filename the harness compiles learner code as
-_MAX_MESSAGE = 500
-
-# dtypes safetensors can carry; anything else is reported by name only.
-_WIRE_DTYPES = {
-    torch.float64,
-    torch.float32,
-    torch.float16,
-    torch.bfloat16,
-    torch.int64,
-    torch.int32,
-    torch.int16,
-    torch.int8,
-    torch.uint8,
-    torch.bool,
-}
-
-
-# --- child side -------------------------------------------------------------
-
-
-def _safe_str(value) -> str:
-    try:
-        text = str(value)
-    except Exception:  # noqa: BLE001 - a learner's __str__ can raise
-        return "<unprintable>"
-    return text[:_MAX_MESSAGE] if isinstance(text, str) else "<unprintable>"
-
-
-def call_learner(fn, *args, **kwargs):
-    """Call the learner's function; return (value, None) or (None, error).
-
-    Catching here (not in the harness) lets the parent attach a diagnosis to
-    well-known errors, such as a matmul with a weight in the wrong
-    orientation.
-    """
-    try:
-        return fn(*args, **kwargs), None
-    except Exception as exc:  # noqa: BLE001 - SystemExit goes to the harness
-        try:
-            frames = [
-                f
-                for f in traceback.extract_tb(exc.__traceback__)
-                if f.filename == SUBMISSION
-            ]
-        except Exception:  # noqa: BLE001
-            frames = []
-        return None, {
-            "type": _safe_str(type(exc).__name__),
-            "message": _safe_str(exc),
-            "line": frames[-1].lineno if frames else None,
-            "kinds": _builtin_kinds(exc),
-        }
-
-
-def _builtin_kinds(exc: BaseException) -> list[str]:
-    """The built-in exception classes `exc` is an instance of, most specific
-    first: a learner's `class TooLong(ValueError)` gives ["ValueError",
-    "Exception", "BaseException"], so the parent can accept a subclass of
-    the type a prompt names (see raised)."""
-    try:
-        return [
-            kind.__name__
-            for kind in type(exc).__mro__
-            if kind.__module__ == "builtins" and issubclass(kind, BaseException)
-        ][:12]
-    except Exception:  # noqa: BLE001 - a rigged metaclass
-        return []
-
-
-def capture_tensor(value) -> tuple[dict, torch.Tensor | None]:
-    """Describe a returned value; give back a wire-safe tensor if it is one."""
-    kind = type(value)
-    info = {"type": f"{kind.__module__}.{kind.__qualname__}"[:200]}
-    if not isinstance(value, torch.Tensor):
-        return info, None
-    try:
-        info["dtype"] = str(value.dtype)
-        if value.dtype not in _WIRE_DTYPES or value.is_sparse:
-            return info, None
-        return info, value.detach().as_subclass(torch.Tensor).cpu().contiguous().clone()
-    except Exception as exc:  # noqa: BLE001 - meta tensors, odd subclasses
-        info["capture_error"] = _safe_str(exc)
-        return info, None
-
-
-def run_and_capture(fn, *args, **kwargs) -> tuple[dict, dict]:
-    """The usual run_case body: call, then capture the output as "output"."""
-    value, error = call_learner(fn, *args, **kwargs)
-    info, tensor = capture_tensor(value)
-    return {"error": error, "output": info}, (
-        {"output": tensor} if tensor is not None else {}
-    )
-
-
-def run_with_future(fn, args, future_args=None) -> tuple[dict, dict]:
-    """run_and_capture, then, if a tensor came back, a second call on
-    `future_args` (the inputs with their later positions changed), whose
-    output becomes tensors["future"] for fingerprints.causal_property."""
-    data, tensors = run_and_capture(fn, *args)
-    if "output" in tensors and future_args is not None:
-        value, _ = call_learner(fn, *future_args)
-        tensor = capture_tensor(value)[1]
-        if tensor is not None:
-            tensors["future"] = tensor
-    return data, tensors
-
-
-def capture_parts(fn, args, keys: tuple[str, ...]) -> tuple[dict, dict]:
-    """Call the learner; capture a returned tuple of tensors under `keys`.
-
-    `data["length"]` is set only when the tuple has one part per key, and
-    `data["kind"]` describes what came back, for the parent to name.
-    """
-    value, error = call_learner(fn, *args)
-    data: dict = {"error": error, "kind": capture_tensor(value)[0]}
-    tensors: dict = {}
-    if isinstance(value, (tuple, list)) and len(value) == len(keys):
-        data["length"] = len(keys)
-        for key, item in zip(keys, value, strict=True):
-            data[key], tensor = capture_tensor(item)
-            if tensor is not None:
-                tensors[key] = tensor
-    return data, tensors
-
-
-# --- parent side ------------------------------------------------------------
-
-MUTATED_INPUT = "mutated-input"
-_WHY_IN_PLACE = (
-    "the caller still needs that tensor: in a model it is an activation or "
-    "a batch that autograd saved for the backward pass, which then computes "
-    'wrong gradients or stops with "modified by an inplace operation". '
-    "Leave your inputs as they are: use out-of-place ops (masked_fill, not "
-    "masked_fill_; x = x - mean, not x -= mean; a new tensor, not an "
-    "assignment into the argument), or work on x.clone()"
-)
-
-
-def _input_change(change: dict) -> str | None:
-    """One sentence for a record the child's InputWatch wrote, else None."""
-    arg = _safe_str(change.get("arg"))[:60]
-    kind = change.get("kind")
-    if kind == "values":
-        count, numel = change.get("changed"), change.get("numel")
-        if type(count) is int and type(numel) is int:
-            return f"changed {count:,} of the {numel:,} values of `{arg}` in place"
-        return f"changed the values of `{arg}` in place"
-    if kind == "shape":
-        before = _safe_str(change.get("before"))[:100]
-        after = _safe_str(change.get("after"))[:100]
-        return f"changed `{arg}` in place from {before} to {after}"
-    if kind == "written":
-        return (
-            f"wrote into `{arg}` in place (its values came out the same, but "
-            "its version counter moved, which is enough for autograd to "
-            "refuse a backward pass through it)"
-        )
-    return None
-
-
-def input_changes(name: str, data: dict, *, hidden: bool) -> list[CheckResult]:
-    """[a failed check] when the learner's function changed an argument in place.
-
-    Reads what the child recorded (grading_engine.harness.inputs); every
-    harness's data carries it, so a check_case that does not end in
-    tensor_answer adds `+ input_changes(...)` itself.
-    """
-    records = data.get(CHANGED_INPUTS) if isinstance(data, dict) else None
-    if not records:
-        return []
-    if not isinstance(records, list):
-        records = [{}]
-    sentences = [_input_change(r) if isinstance(r, dict) else None for r in records[:8]]
-    said = [s for s in sentences if s] or ["changed an argument in place"]
-    args = [_safe_str(r.get("arg"))[:60] for r in records[:8] if isinstance(r, dict)]
-    return [
-        fail(
-            f"{name}: inputs left unchanged",
-            f"your function {'; it '.join(said)}: {_WHY_IN_PLACE}",
-            expected="the arguments as they were passed",
-            got="changed in place: " + ", ".join(f"`{a}`" for a in args if a),
-            diagnosis=MUTATED_INPUT,
-            hidden=hidden,
-        )
-    ]
-
-
-MODEL_LEFT_UNTIED = "model-left-untied"
-MODEL_CHANGED = "model-changed"
-# Every kind of record ModuleSnapshot writes; a harness whose exercise is to
-# change the model declares MODEL_CHANGES = MODEL_CHANGE_KINDS (or a subset)
-# and checks the state it must be left in itself.
-MODEL_CHANGE_KINDS = frozenset(
-    {"missing", "added", "untied", "tied", "replaced", "shape", "values"}
-    | {"requires_grad"}
-)
-_MODEL_CHANGE = {
-    "missing": "removed the parameter(s) {names}",
-    "added": "added the parameter(s) {names}",
-    "untied": "left {names} as separate tensors: they were one tied Parameter "
-    "when your function was called, so the caller's model is no longer "
-    "tied (its optimizer now updates two copies that drift apart, and a "
-    "checkpoint stores both). Tie it back before returning, e.g. in a "
-    "`finally:` block",
-    "tied": "tied {names} together: they were separate Parameters",
-    "replaced": "replaced the Parameter object(s) {names} with new ones (an "
-    "optimizer built on the old ones no longer updates what the model uses)",
-    "shape": "changed the shape of {names}",
-    "values": "changed the values of {names}",
-    "requires_grad": "flipped requires_grad on {names} (training would "
-    "silently stop or start updating them)",
-}
-
-
-def _model_change(change: dict) -> str | None:
-    sentence = _MODEL_CHANGE.get(change.get("kind"))
-    names = change.get("names")
-    if sentence is None or not isinstance(names, list):
-        return None
-    shown = ", ".join(f"`{_safe_str(n)[:80]}`" for n in names[:5])
-    count = change.get("count")
-    if type(count) is int and count > len(names[:5]):
-        shown += f" and {count - len(names[:5]):,} more"
-    arg = _safe_str(change.get("arg"))[:60]
-    return f"{sentence.format(names=shown)} (in `{arg}`)"
-
-
-def model_changes(
-    name: str, data: dict, *, allowed: frozenset = frozenset(), hidden: bool
-) -> list[CheckResult]:
-    """[a failed check] when the learner left a model it was given changed
-    in a way the exercise does not ask for (see harness.inputs.ModuleSnapshot)."""
-    records = data.get(CHANGED_MODULES) if isinstance(data, dict) else None
-    if not records or not isinstance(records, list):
-        return []
-    records = [
-        r for r in records[:16] if isinstance(r, dict) and r.get("kind") not in allowed
-    ]
-    said = [s for r in records if (s := _model_change(r))]
-    if not said:
-        return []
-    untied = any(r.get("kind") == "untied" for r in records)
-    return [
-        fail(
-            f"{name}: model left as it was",
-            "your function " + "; it ".join(said) + ". The caller keeps using "
-            "this model after your function returns: leave it as you found it "
-            "(work on a copy, or restore what you changed before returning)",
-            expected="the model as it was passed",
-            got="; ".join(sorted({_safe_str(r.get("kind")) for r in records})),
-            diagnosis=MODEL_LEFT_UNTIED if untied else MODEL_CHANGED,
-            hidden=hidden,
-        )
-    ]
-
-
-def shared_checks(module, case: dict, data: dict, results: list) -> list[CheckResult]:
-    """The judges every exercise gets, after its own check_case: inputs
-    changed in place (unless the harness already reported it) and models
-    left changed beyond what the harness's MODEL_CHANGES allows."""
-    hidden, name = bool(case.get("hidden")), _safe_str(case.get("name"))
-    extra = []
-    if not any(r.diagnosis == MUTATED_INPUT for r in results):
-        extra += input_changes(name, data, hidden=hidden)
-    allowed = getattr(module, "MODEL_CHANGES", frozenset())
-    extra += model_changes(name, data, allowed=frozenset(allowed), hidden=hidden)
-    return extra
 
 
 def raised(error, kind: str) -> bool:
@@ -335,9 +63,9 @@ def check_no_error(
     if not error:
         return None
     if not isinstance(error, dict):  # forged or malformed: still a failure
-        error = {"type": "Error", "message": _safe_str(error)}
-    kind = _safe_str(error.get("type"))
-    text = _safe_str(error.get("message"))
+        error = {"type": "Error", "message": safe_str(error)}
+    kind = safe_str(error.get("type"))
+    text = safe_str(error.get("message"))
     line = error.get("line")
     where = f" (line {line})" if type(line) is int else ""
     message = f"your function raised {kind}{where}: {text}"
@@ -364,10 +92,10 @@ def check_is_tensor(
     if isinstance(tensor, torch.Tensor):
         return None
     info = info if isinstance(info, dict) else {}
-    got = _safe_str(info.get("type", "nothing"))
+    got = safe_str(info.get("type", "nothing"))
     dtype = info.get("dtype")
     if dtype:
-        message = f"returned a tensor of dtype {_safe_str(dtype)}; return {what}"
+        message = f"returned a tensor of dtype {safe_str(dtype)}; return {what}"
     elif got in ("builtins.NoneType", "nothing"):
         message = f"returned None: did you forget the return statement? Return {what}"
     else:

@@ -25,15 +25,10 @@ from grading_engine.checks.fingerprints import (
     fingerprint,
     shipped_variants,
 )
+from grading_engine.checks.in_place import input_changes
+from grading_engine.checks.learner_calls import call_learner, capture_tensor
 from grading_engine.checks.result import CheckResult, fail
-from grading_engine.checks.tensors import (
-    call_learner,
-    capture_tensor,
-    case_error,
-    compare_tensor,
-    failed,
-    input_changes,
-)
+from grading_engine.checks.tensors import case_error, compare_tensor, failed
 from grading_engine.exercises.kit.cases import new_case
 from grading_engine.expected import expectation
 from grading_engine.reference import build_model, get_config

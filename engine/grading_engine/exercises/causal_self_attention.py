@@ -20,7 +20,7 @@ from grading_engine.checks.fingerprints import (
     computed,
 )
 from grading_engine.checks.judges import tensor_check
-from grading_engine.checks.tensors import run_with_future
+from grading_engine.checks.learner_calls import run_with_future
 from grading_engine.expected import expectation
 from grading_engine.reference import CausalSelfAttention, GPTConfig
 from grading_engine.reference.cache import reference_model

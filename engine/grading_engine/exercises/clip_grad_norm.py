@@ -18,14 +18,9 @@ import random
 import torch
 
 from grading_engine.checks.fingerprints import tells_apart
+from grading_engine.checks.learner_calls import call_learner, capture_tensor
 from grading_engine.checks.result import CheckResult, fail, likely_mistake
-from grading_engine.checks.tensors import (
-    call_learner,
-    capture_tensor,
-    case_error,
-    compare_tensor,
-    failed,
-)
+from grading_engine.checks.tensors import case_error, compare_tensor, failed
 from grading_engine.exercises.kit.cases import new_case
 from grading_engine.expected import expectation
 from grading_engine.harness.capture import plain_float, type_name

@@ -15,9 +15,10 @@ import re
 
 import torch
 
+from grading_engine.checks.learner_calls import call_learner, capture_tensor
 from grading_engine.checks.result import CheckResult, fail
 from grading_engine.checks.shapes import fmt_shape
-from grading_engine.checks.tensors import call_learner, capture_tensor, case_error
+from grading_engine.checks.tensors import case_error
 from grading_engine.exercises.kit.cases import new_case
 from grading_engine.exercises.kit.models import case_config, draw_width
 from grading_engine.expected import expectation

@@ -15,13 +15,9 @@ import random
 import torch
 
 from grading_engine.checks.answers import tensor_answer
+from grading_engine.checks.learner_calls import capture_parts
 from grading_engine.checks.result import likely_mistake
-from grading_engine.checks.tensors import (
-    capture_parts,
-    case_error,
-    failed,
-    missing_parts,
-)
+from grading_engine.checks.tensors import case_error, failed, missing_parts
 from grading_engine.exercises.kit.cases import new_case, seed_cases
 from grading_engine.expected import expectation
 from grading_engine.reference import build_model

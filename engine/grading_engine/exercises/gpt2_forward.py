@@ -30,15 +30,17 @@ from grading_engine.checks.fingerprints import (
     gpt2_logits,
     shipped_variants,
 )
-from grading_engine.checks.result import CheckResult
-from grading_engine.checks.tensors import (
+from grading_engine.checks.in_place import input_changes
+from grading_engine.checks.learner_calls import (
     call_learner,
     capture_tensor,
+    run_with_future,
+)
+from grading_engine.checks.result import CheckResult
+from grading_engine.checks.tensors import (
     case_error,
     compare_tensor,
     failed,
-    input_changes,
-    run_with_future,
     top_tokens_report,
 )
 from grading_engine.exercises.kit.cases import new_case

@@ -16,13 +16,9 @@ import torch
 from grading_engine.checks import heads
 from grading_engine.checks.answers import tensor_answer
 from grading_engine.checks.fingerprints import Variant, computed, shipped_variants
+from grading_engine.checks.learner_calls import capture_parts
 from grading_engine.checks.result import CheckResult, likely_mistake
-from grading_engine.checks.tensors import (
-    capture_parts,
-    case_error,
-    failed,
-    missing_parts,
-)
+from grading_engine.checks.tensors import case_error, failed, missing_parts
 from grading_engine.exercises.kit.cases import new_case, normal, size_cases
 from grading_engine.expected import expectation
 

@@ -12,8 +12,10 @@ import random
 
 import torch
 
+from grading_engine.checks.in_place import input_changes
+from grading_engine.checks.learner_calls import call_learner
 from grading_engine.checks.result import CheckResult
-from grading_engine.checks.tensors import call_learner, case_error, input_changes
+from grading_engine.checks.tensors import case_error
 from grading_engine.checks.values import exact_int
 from grading_engine.exercises.kit.cases import new_case
 from grading_engine.exercises.kit.sky import gpt2_head, sky_hidden_state

@@ -19,8 +19,10 @@ import random
 import torch
 
 from grading_engine.checks.fingerprints import distinct_match
+from grading_engine.checks.in_place import input_changes
+from grading_engine.checks.learner_calls import call_learner
 from grading_engine.checks.result import CheckResult, fail, likely_mistake
-from grading_engine.checks.tensors import call_learner, case_error, input_changes
+from grading_engine.checks.tensors import case_error
 from grading_engine.exercises.kit.cases import new_case
 from grading_engine.expected import expectation
 from grading_engine.harness.capture import as_items, plain_float, plain_int, type_name

@@ -11,9 +11,9 @@ import random
 
 import torch
 
+from grading_engine.checks.in_place import input_changes
 from grading_engine.checks.int_lists import read_int_list, unreadable
 from grading_engine.checks.result import CheckResult, fail
-from grading_engine.checks.tensors import input_changes
 from grading_engine.exercises.kit.cases import new_case
 from grading_engine.expected import expectation
 from grading_engine.harness.capture import capture_int_list

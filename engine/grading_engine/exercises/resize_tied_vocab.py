@@ -14,8 +14,10 @@ import random
 
 import torch
 
+from grading_engine.checks.in_place import MODEL_CHANGE_KINDS
+from grading_engine.checks.learner_calls import call_learner
 from grading_engine.checks.result import CheckResult, fail
-from grading_engine.checks.tensors import MODEL_CHANGE_KINDS, call_learner, case_error
+from grading_engine.checks.tensors import case_error
 from grading_engine.exercises.kit.cases import new_case
 from grading_engine.expected import expectation
 from grading_engine.harness.capture import capture_int, type_name

@@ -16,8 +16,9 @@ from torch.nn import functional as F
 
 from grading_engine.checks.answers import tensor_answer
 from grading_engine.checks.fingerprints import Variant, computed, shipped_variants
+from grading_engine.checks.learner_calls import capture_parts
 from grading_engine.checks.result import CheckResult
-from grading_engine.checks.tensors import capture_parts, case_error, missing_parts
+from grading_engine.checks.tensors import case_error, missing_parts
 from grading_engine.expected import expectation, per_case
 from grading_engine.reference import build_model, get_config
 

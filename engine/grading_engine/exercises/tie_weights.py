@@ -16,8 +16,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from grading_engine.checks.in_place import MODEL_CHANGE_KINDS
 from grading_engine.checks.result import CheckResult, fail
-from grading_engine.checks.tensors import MODEL_CHANGE_KINDS
 from grading_engine.checks.values import exact_int, tied_gradient, tied_identity
 from grading_engine.exercises.kit.cases import new_case
 from grading_engine.expected import expectation

@@ -23,6 +23,7 @@ import random
 import torch
 
 from grading_engine.checks.fingerprints import tells_apart
+from grading_engine.checks.in_place import input_changes
 from grading_engine.checks.result import CheckResult, fail, likely_mistake
 from grading_engine.checks.shapes import check_shape
 from grading_engine.checks.tensors import (
@@ -30,7 +31,6 @@ from grading_engine.checks.tensors import (
     check_dtype,
     check_is_tensor,
     failed,
-    input_changes,
 )
 from grading_engine.exercises.kit.cases import new_case
 from grading_engine.exercises.kit.runs import calls

@@ -15,8 +15,9 @@ import random
 
 import torch.nn as nn
 
+from grading_engine.checks.learner_calls import call_learner
 from grading_engine.checks.result import CheckResult, fail, likely_mistake
-from grading_engine.checks.tensors import call_learner, case_error
+from grading_engine.checks.tensors import case_error
 from grading_engine.exercises.kit.cases import new_case
 from grading_engine.expected import expectation
 from grading_engine.harness.capture import type_name

@@ -8,7 +8,7 @@ by an inplace operation". So the child wraps the learner's function
 (`InputWatch`, applied once by grading_engine.harness.child to every
 exercise) and records, per argument, whether its values, shape or version
 counter changed during a call. The parent turns the record into a failed
-check (grading_engine.checks.tensors.input_changes).
+check (grading_engine.checks.in_place.input_changes).
 
 Plain tensors are watched where they are passed: as arguments, or inside a
 list, tuple or dict argument (a state dict, a KV cache), up to a budget of
@@ -20,7 +20,7 @@ which were replaced, reshaped, re-valued or had requires_grad flipped. A
 function that unties GPT-2's head for a backward pass and never ties it back
 returns right numbers and leaves its caller a different model. Exercises
 whose job is to change the model declare what may change (MODEL_CHANGES in
-the harness); the parent judges the record (checks.tensors.model_changes).
+the harness); the parent judges the record (checks.in_place.model_changes).
 Gradients and buffers are not watched: a backward pass writes .grad by
 design, and the train/eval flag is not a fact any prompt here states.
 

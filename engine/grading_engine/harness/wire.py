@@ -47,7 +47,7 @@ MAX_TENSOR_HEADER_BYTES = 1024 * 1024  # the safetensors header (names, shapes)
 MAX_TENSORS = 4096
 MAX_TENSOR_BYTES = 64 * 1024 * 1024  # sum of dtype size x numel
 _MAX_RANK = 16
-# The dtypes the child may send (grading_engine.checks.tensors._WIRE_DTYPES), by
+# The dtypes the child may send (grading_engine.checks.learner_calls._WIRE_DTYPES), by
 # their safetensors names, with their size in bytes.
 _ITEM_BYTES = {
     "F64": 8,

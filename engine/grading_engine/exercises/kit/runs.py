@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from grading_engine.checks.floats import capture_float
-from grading_engine.checks.tensors import run_and_capture
+from grading_engine.checks.learner_calls import run_and_capture
 from grading_engine.exercises.kit.args import call_with_args, int_result
 
 RunCase = Callable[[Callable, dict], tuple[dict, dict]]
