@@ -381,3 +381,27 @@ def test_tolerances_ignore_options_a_harness_does_not_have():
 
     with tolerances(kv_cache_bytes, {"rtol": 0.5}):
         assert not hasattr(kv_cache_bytes, "RTOL")
+
+
+def test_a_declared_tensor_check_reads_the_tolerances_in_force_when_it_judges():
+    # checks.judges.tensor_check is built once, at import; an exercise's own
+    # rtol/atol (grading.tolerances) must still reach it at judge time.
+    from grading_engine.exercises import rms_norm
+    from grading_engine.expected import one_check
+    from grading_engine.grading import tolerances
+
+    case = rms_norm.make_cases(seed=0)[0]
+
+    def off_by_half_a_percent(x, weight, eps):
+        return rms_norm.reference(x, weight, eps) * 1.005
+
+    data, tensors = rms_norm.run_case(off_by_half_a_percent, case)
+
+    def passed(options):
+        with tolerances(rms_norm, options), one_check():
+            return all(r.passed for r in rms_norm.check_case(case, data, tensors))
+
+    assert not passed(None)
+    assert passed({"rtol": 0.01, "atol": 0.0})
+    assert not passed(None)  # put back afterwards
+    assert (rms_norm.RTOL, rms_norm.ATOL) == (1e-4, 1e-5)
