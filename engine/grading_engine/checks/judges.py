@@ -16,13 +16,20 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-from grading_engine.checks.answers import float_answer, int_answer, tensor_answer
+from grading_engine.checks.answers import (
+    float_answer,
+    int_answer,
+    not_reduced,
+    tensor_answer,
+)
 from grading_engine.checks.fingerprints import shipped_variants
 from grading_engine.checks.result import CheckResult
 from grading_engine.checks.tensors import case_error
 
 CheckCase = Callable[[dict, dict, dict], list[CheckResult]]
 Expectation = Callable[[dict], object]
+# More checks after the answer's: (case, tensors, the right tensor) -> results.
+After = Callable[[dict, dict, object], list[CheckResult]]
 
 
 def tensor_check(
@@ -31,6 +38,7 @@ def tensor_check(
     *,
     errors=(),
     sizes: dict | Callable[[dict, object], dict] | None = None,
+    after: After | None = None,
     **compare,
 ) -> CheckCase:
     """Judge the tensor the learner returned against `expected(case)`.
@@ -40,7 +48,9 @@ def tensor_check(
     known wrong computations' outputs (fingerprints.computed), tried only
     when the value is wrong. `errors` are case_error's patterns; `sizes` is
     compare_tensor's, or a function of (case, expected(case)) giving them;
-    `compare` is the rest of tensor_answer's options (axes, what, hints...).
+    `after` adds checks of its own (a mistake of another shape, say) when
+    the function did not raise; `compare` is the rest of tensor_answer's
+    options (axes, what, hints...).
     """
     module = sys._getframe(1).f_globals  # the declaring harness's namespace
 
@@ -53,7 +63,7 @@ def tensor_check(
         def listed():  # on demand: a right answer never pays for them
             return shipped_variants(mistakes(case))
 
-        return tensor_answer(
+        results = tensor_answer(
             case["name"],
             data,
             tensors,
@@ -65,8 +75,22 @@ def tensor_check(
             hidden=bool(case["hidden"]),
             **compare,
         )
+        return results + after(case, tensors, want) if after else results
 
     return check_case
+
+
+def not_reduced_after(message: str) -> After:
+    """`after` for a loss: an answer of one loss per position is named as
+    not reduced, with `message` (answers.not_reduced)."""
+
+    def after(case: dict, tensors: dict, want) -> list[CheckResult]:
+        hidden = bool(case["hidden"])
+        return not_reduced(
+            case["name"], tensors.get("output"), want, message, hidden=hidden
+        )
+
+    return after
 
 
 def int_check(what: str, expected: Expectation) -> CheckCase:

@@ -17,10 +17,8 @@ import random
 
 import torch
 
-from grading_engine.checks.answers import not_reduced
 from grading_engine.checks.fingerprints import Variant, computed
-from grading_engine.checks.judges import tensor_check
-from grading_engine.checks.result import CheckResult
+from grading_engine.checks.judges import not_reduced_after, tensor_check
 from grading_engine.exercises.kit.cases import new_case
 from grading_engine.exercises.kit.logits import draw_logits_cases, random_logits
 from grading_engine.exercises.kit.runs import calls
@@ -197,7 +195,7 @@ def known_mistakes(case: dict) -> list:
     return computed(_variants(*inputs(case)))
 
 
-_declared = tensor_check(
+check_case = tensor_check(
     expected_output,
     known_mistakes,
     errors=ERRORS,
@@ -205,17 +203,5 @@ _declared = tensor_check(
     axes=(),
     what="the loss",
     dtype_hint="keep the logits' float32",
+    after=not_reduced_after(NOT_REDUCED),
 )
-
-
-def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
-    """The declared check, then a loss per position named as not reduced
-    (unless the function raised: that failure is the whole verdict)."""
-    results = _declared(case, data, tensors)
-    if data.get("error"):
-        return results
-    got, expected = tensors.get("output"), expected_output(case)
-    hidden = bool(case["hidden"])
-    return results + not_reduced(
-        case["name"], got, expected, NOT_REDUCED, hidden=hidden
-    )
