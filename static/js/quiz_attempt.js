@@ -12,6 +12,7 @@
 //   ticked ({"flags": [numbers]}). "Saved hh:mm:ss", or why not, is said in
 //   the sticky bar (#save-status, a live region) and beside the question
 //   (#status-<n>); the question buttons of the bar follow what is saved.
+//   An answer typed before this script ran is saved as soon as it runs.
 //   With immediate feedback no answer is saved on its own: a save is final
 //   there, so only the question's Check button saves (flags still save).
 // - the bar's height is kept in --quiz-bar, which the page's
@@ -419,6 +420,21 @@
         save({ keepalive: true });
       }
     });
+
+    // Answers typed before this script ran (a slow connection, a busy
+    // machine): a field that differs from the page as served was changed by
+    // the learner, so it is saved now rather than at its next keystroke.
+    function changedEarly(number) {
+      for (const field of form.querySelectorAll('[name="q-' + number + '"]')) {
+        const moved = field.type === "radio" ? field.checked !== field.defaultChecked : field.value !== field.defaultValue;
+        if (moved) return true;
+      }
+      return false;
+    }
+    if (autosave) {
+      for (const number of lastSaved.keys()) if (changedEarly(number)) dirty.add(number);
+      if (dirty.size) later(0);
+    }
 
     const timer = countdown({
       lastCall: () => {

@@ -311,16 +311,28 @@ def test_learners_take_a_timed_quiz_by_keyboard(
         ],
     )
 
-    # leo, on a phone in the dark theme: code, a flag, the question buttons,
-    # the summary, submit; axe on each page.
+    # leo, on a phone in the dark theme: an answer typed before the page's
+    # script ran, code, a flag, the question buttons, the summary, submit;
+    # axe on each page.
     phone = browser.new_context(bypass_csp=True, **PHONE_DARK)
     problems: list[str] = []
     try:
         log_in_by_cookie(phone, base, world.leo)
         small = phone.new_page()
         small.goto(f"{base}/quizzes/{quiz['id']}/")
+        # A slow page: leo types an answer before the attempt's script has
+        # run (held back here); it is saved once the script runs.
+        held = []
+        small.route("**/quiz_attempt*.js", lambda route: held.append(route))
         small.focus("#start")
-        keys(small, "Enter")
+        with small.expect_request("**/quiz_attempt*.js"):
+            keys(small, "Enter")
+        small.fill("#a-1", "12")
+        first = "fieldset[data-question='1']"
+        assert held and small.get_attribute(first, "data-saved") == ""
+        held[0].continue_()
+        small.unroute("**/quiz_attempt*.js")
+        small.wait_for_function(SAVED, arg=["1", "12"])
         small.wait_for_selector("#question-4 .cm-editor")
         leo_url = small.url
         leo_id = int(leo_url.rstrip("/").rsplit("/", 1)[1])
@@ -334,7 +346,7 @@ def test_learners_take_a_timed_quiz_by_keyboard(
         small.wait_for_url(leo_url + "summary/")
         problems += audit(small, "quiz-summary")
         small.goto(leo_url)
-        review_and_submit(small, leo_url, 3, "1 of 4", back=False)
+        review_and_submit(small, leo_url, 3, "2 of 4", back=False)
         assert small.is_visible("#score-grading")
         problems += audit(small, "quiz-result")
     finally:
