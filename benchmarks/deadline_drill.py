@@ -232,9 +232,9 @@ from django.contrib.auth.hashers import make_password
 from django.contrib.auth.models import User
 from django.utils import timezone
 from quiz.core.roles import assign_role
-from quiz.teaching.cohorts import cohort_create, cohort_join
-from quiz.teaching.quizzes.services import quiz_create
-from quiz.teaching.quizzes.services import SlotSpec
+from teaching.cohorts import cohort_create, cohort_join
+from teaching.quizzes.services import quiz_create
+from teaching.quizzes.services import SlotSpec
 from quiz.content.models import Lesson
 hashed = make_password({PASSWORD!r})
 teacher = User.objects.create(username="teacher0", password=hashed)

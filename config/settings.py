@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "lti_tool",
     "quiz",
     "grader",
+    "teaching",
     "lms",
 ]
 
@@ -206,7 +207,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(SWEEP_INTERVAL_SECONDS),
         "options": {"queue": CELERY_TASK_DEFAULT_QUEUE},
     },
-    # Quiz attempts whose deadline passed with no page open (quiz.tasks).
+    # Quiz attempts whose deadline passed with no page open (teaching.tasks).
     "close-expired-quiz-attempts": {
         "task": "quiz.close_expired",
         "schedule": 30.0,
@@ -343,18 +344,18 @@ API_MAX_BODY_BYTES = 1024 * 1024
 # provides the protocol its lower module owns; unset or empty, that layer goes
 # without, as it would with no layer above it (no viewer but the owner, no
 # panels or notes, nothing shut, no exercises in progress, no exercise store).
-SUBMISSION_VIEWER_SCOPES = ["quiz.teaching.selectors.learners_taught_by"]
+SUBMISSION_VIEWER_SCOPES = ["teaching.selectors.learners_taught_by"]
 EXERCISE_NOTE_SOURCES = [
-    "quiz.teaching.assignments.learner_assignments.exercise_due_notes",
+    "teaching.assignments.learner_assignments.exercise_due_notes",
 ]
 HOME_PANELS = [  # in this order on the home page
-    "quiz.teaching.assignments.learner_assignments.assignments_panel",
-    "quiz.teaching.quizzes.learner_quizzes.quizzes_panel",
+    "teaching.assignments.learner_assignments.assignments_panel",
+    "teaching.quizzes.learner_quizzes.quizzes_panel",
 ]
 PROGRESS_PANELS = [  # My grades
-    "quiz.teaching.assignments.learner_assignments.grades_panel",
+    "teaching.assignments.learner_assignments.grades_panel",
 ]
-EXAM_LOCK_PROVIDERS = ["quiz.teaching.quizzes.exam_mode.exam_lock_for"]
+EXAM_LOCK_PROVIDERS = ["teaching.quizzes.exam_mode.exam_lock_for"]
 EXERCISE_PROGRESS = "grader.learner_progress.EXERCISE_PROGRESS"
 EXERCISE_STORE = "grader.exercise_content.EXERCISE_STORE"
 GPT2_WEIGHTS_PATH = envstr("GPT2_WEIGHTS_PATH") or None

@@ -11,12 +11,19 @@ urlpatterns = [
     path("", include("grader.urls")),
     path("", include("quiz.content.urls")),
     path("", include("quiz.core.urls")),
-    path("", include("quiz.teaching.urls")),
+    path("", include("teaching.urls")),
     path("", include("lms.urls")),
     # Diagnosis moved from the grader app to quiz; old admin links still work.
     re_path(
         r"^admin/grader/diagnosis/(?P<rest>.*)$",
         RedirectView.as_view(url="/admin/quiz/diagnosis/%(rest)s", query_string=True),
+    ),
+    # Cohorts and quizzes moved from quiz to teaching; old admin links still work.
+    re_path(
+        r"^admin/quiz/(?P<model>cohort|quiz|quizattempt)/(?P<rest>.*)$",
+        RedirectView.as_view(
+            url="/admin/teaching/%(model)s/%(rest)s", query_string=True
+        ),
     ),
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
@@ -24,7 +31,7 @@ urlpatterns = [
     path("healthz/sandbox", sandbox_health, name="healthz-sandbox"),
     path("api/v1/", include("quiz.core.api.urls")),
     path("api/v1/", include("grader.api.urls")),
-    path("api/v1/", include("quiz.teaching.api.urls")),
+    path("api/v1/", include("teaching.api.urls")),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="schema"),
     path(
         "api/v1/docs/",

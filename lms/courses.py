@@ -23,9 +23,9 @@ from lms import accounts
 from lms.models import LmsAccount, LmsCourse, ScoreSync
 from lms.tool import TimeoutSession, tool_key
 from quiz.core.roles import INSTRUCTOR
-from quiz.teaching.cohorts import cohort_create
-from quiz.teaching.models import CohortMembership
-from quiz.teaching.selectors import cohorts_taught_ids
+from teaching.cohorts import cohort_create
+from teaching.models import CohortMembership
+from teaching.selectors import cohorts_taught_ids
 
 log = logging.getLogger(__name__)
 

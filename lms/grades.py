@@ -32,10 +32,10 @@ from requests import RequestException
 
 from lms.models import LineItem, LmsAccount, LmsCourse, ScoreDelivery, ScoreSync
 from lms.tool import TimeoutSession, tool_key
-from quiz.teaching.assignments.gradebook import percent, quiz_column
-from quiz.teaching.assignments.scoring import assignment_scores, quiz_scores
-from quiz.teaching.models import Assignment, AssignmentItem
-from quiz.teaching.quizzes.models import Quiz
+from teaching.assignments.gradebook import percent, quiz_column
+from teaching.assignments.scoring import assignment_scores, quiz_scores
+from teaching.models import Assignment, AssignmentItem
+from teaching.quizzes.models import Quiz
 
 SCORE_MAXIMUM = 100.0
 AGS_SCOPES = [

@@ -6,7 +6,7 @@ makes the line item and names it in each launch's AGS claim (`lineitem`).
 A launch remembers it for that learner and resource link (`link_remember`);
 after anything that may change the learner's work, `link_scores_refresh`
 recomputes the linked exercise's or lesson's score (the gradebook's rules,
-quiz.teaching.assignments.scoring) and records each change as a new version,
+teaching.assignments.scoring) and records each change as a new version,
 which goes out through the assignments' delivery path (lms.grades): the same
 row lock, retries and "newest version only, once".
 """
@@ -29,8 +29,8 @@ from lms.models import LinkScore
 from lms.targets import EXERCISE, LESSON, Target
 from lms.tool import TimeoutSession, tool_key
 from quiz.content.models import Lesson
-from quiz.teaching.assignments.gradebook import percent
-from quiz.teaching.assignments.scoring import exercise_score, lesson_score
+from teaching.assignments.gradebook import percent
+from teaching.assignments.scoring import exercise_score, lesson_score
 
 AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 RESOURCE_LINK = "https://purl.imsglobal.org/spec/lti/claim/resource_link"

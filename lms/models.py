@@ -14,8 +14,8 @@ from django.db import models
 from django.db.models import Q
 from lti_tool.models import LtiContext, LtiDeployment, LtiRegistration
 
-from quiz.teaching.models import Assignment, Cohort
-from quiz.teaching.quizzes.models import Quiz
+from teaching.models import Assignment, Cohort
+from teaching.quizzes.models import Quiz
 
 # A line item or a score is an assignment's or a quiz's, never both.
 ONE_SOURCE = Q(assignment__isnull=False, quiz=None) | Q(

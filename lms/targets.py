@@ -18,8 +18,8 @@ from django.urls import Resolver404, resolve, reverse
 from grader.models import Exercise
 from quiz.content.models import Lesson
 from quiz.core.params import id_in_range
-from quiz.teaching.models import Assignment
-from quiz.teaching.quizzes.models import Quiz
+from teaching.models import Assignment
+from teaching.quizzes.models import Quiz
 
 LESSON, EXERCISE, ASSIGNMENT, QUIZ = "lesson", "exercise", "assignment", "quiz"
 

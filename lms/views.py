@@ -35,7 +35,7 @@ from lms.targets import pickable, target_url
 from lms.tasks import sync_roster
 from lms.tool import LaunchRefused
 from quiz.core.csp import policy_header
-from quiz.teaching.access import instructor_required
+from teaching.access import instructor_required
 
 log = logging.getLogger(__name__)
 DEEP_LINK_DONE = "lms-deep-link-done-"

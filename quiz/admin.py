@@ -2,4 +2,3 @@
 
 from quiz.content import admin as content_admin  # noqa: F401
 from quiz.core import admin as core_admin  # noqa: F401
-from quiz.teaching import admin as teaching_admin  # noqa: F401

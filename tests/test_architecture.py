@@ -21,7 +21,7 @@ from grading_engine.learner_edition import pip_wheel
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 ENGINE_ROOT = PROJECT_ROOT / "engine"
-PACKAGES = ("grading_engine", "quiz", "grader", "lms", "config")
+PACKAGES = ("grading_engine", "quiz", "grader", "teaching", "lms", "config")
 
 
 def import_cycles(graph) -> list[list[str]]:
@@ -96,7 +96,7 @@ names = [m.name for m in found]
 for name in names:
     importlib.import_module(name)
 web = sorted({m.split(".")[0] for m in sys.modules} & {
-    "django", "rest_framework", "celery", "quiz", "grader", "config"})
+    "django", "rest_framework", "celery", "quiz", "grader", "teaching", "config"})
 print(json.dumps({"modules": len(names), "web": web, "file": grading_engine.__file__}))
 """
     out = subprocess.run(
@@ -210,7 +210,7 @@ def _lint_copy(tmp_path: Path, planted: tuple[str, str] | None):
     """lint-imports over a copy of the code, with one import added."""
     root = tmp_path / "tree"
     ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "build")
-    for package in ("quiz", "grader", "lms", "config"):
+    for package in ("quiz", "grader", "teaching", "lms", "config"):
         shutil.copytree(PROJECT_ROOT / package, root / package, ignore=ignore)
     shutil.copytree(
         ENGINE_ROOT / "grading_engine", root / "grading_engine", ignore=ignore

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from quiz.content.loader import content_load
 from quiz.core.params import BIGINT_MAX
-from quiz.teaching.cohorts import cohort_create, cohort_join
+from teaching.cohorts import cohort_create, cohort_join
 
 pytestmark = pytest.mark.django_db
 

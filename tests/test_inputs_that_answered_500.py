@@ -21,12 +21,9 @@ from django.test.utils import CaptureQueriesContext
 
 from lms.targets import target_from_launch
 from quiz.core.params import BIGINT_MAX
-from quiz.models import (
-    ApiToken,
+from quiz.models import ApiToken, AuditEntry, Question, QuestionAttempt
+from teaching.models import (
     Assignment,
-    AuditEntry,
-    Question,
-    QuestionAttempt,
     Quiz,
     QuizAccommodation,
     QuizAttempt,
@@ -35,7 +32,7 @@ from quiz.models import (
     QuizRegrade,
     QuizSlot,
 )
-from quiz.teaching.quizzes import services
+from teaching.quizzes import services
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.quiz_fixtures import *  # noqa: F403
 from tests.quiz.quiz_fixtures import (
@@ -550,7 +547,7 @@ def test_no_error_is_raised_with_a_keyword_only_argument_by_position():
     ours is raised with more positional arguments than its __init__ takes."""
     trees = {
         path: ast.parse(path.read_text(), str(path))
-        for folder in ("quiz", "grader", "lms", "config")
+        for folder in ("quiz", "grader", "teaching", "lms", "config")
         for path in (PROJECT_ROOT / folder).rglob("*.py")
         if "migrations" not in path.parts
     }

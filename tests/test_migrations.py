@@ -30,7 +30,11 @@ BEFORE = [
     ("grader", "0003_exercise_verification_diagnosis"),
 ]
 # app label and model name now, for a model's label before the move
-MOVED = {("grader", "Diagnosis"): ("quiz", "Diagnosis")}
+MOVED = {
+    ("grader", "Diagnosis"): ("quiz", "Diagnosis"),
+    ("quiz", "Cohort"): ("teaching", "Cohort"),
+    ("quiz", "CohortMembership"): ("teaching", "CohortMembership"),
+}
 WHEN = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)
 # Columns added after BEFORE, and what an old row holds in them afterwards.
 ADDED = {
@@ -60,8 +64,10 @@ def _latest() -> list[tuple[str, str]]:
 
 def _historical_apps():
     """The models as they were at BEFORE (the other apps as they are now)."""
-    # lms (on top of both) did not exist yet: its migrations are unapplied.
-    others = [node for node in _latest() if node[0] not in ("quiz", "grader", "lms")]
+    # lms and teaching (on top of both) did not exist yet: their migrations
+    # are unapplied.
+    moving = ("quiz", "grader", "lms", "teaching")
+    others = [node for node in _latest() if node[0] not in moving]
     return MigrationExecutor(connection).loader.project_state(BEFORE + others).apps
 
 

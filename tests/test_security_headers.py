@@ -78,6 +78,7 @@ TEMPLATE_DIRS = [
     PROJECT_ROOT / "templates",
     PROJECT_ROOT / "quiz" / "templates",
     PROJECT_ROOT / "grader" / "templates",
+    PROJECT_ROOT / "teaching" / "templates",
 ]
 INLINE_SCRIPT = re.compile(r"<script\b(?![^>]*\bsrc=)(?![^>]*application/json)[^>]*>")
 HANDLER = re.compile(r"<[a-zA-Z][^>]*\son[a-z]+\s*=", re.S)

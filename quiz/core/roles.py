@@ -7,7 +7,7 @@ INSTRUCTOR = "instructor"
 ADMIN = "admin"
 ROLES = (LEARNER, INSTRUCTOR, ADMIN)
 
-_CONTENT_APPS = ("quiz", "grader")
+_CONTENT_APPS = ("quiz", "grader", "teaching")
 
 
 def ensure_roles(**kwargs) -> None:

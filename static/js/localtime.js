@@ -1,7 +1,7 @@
 // Times are stored and rendered in UTC; this shows each `time[data-local]`
 // in the viewer's own time zone.
 //
-// Forms (quiz/templatetags/zoned_time.py renders their fields): each
+// Forms (teaching/templatetags/zoned_time.py renders their fields): each
 // datetime-local input with a UTC value in `data-utc` is moved into the
 // browser's zone, the form's `tz` input marked `data-browser-zone` gets that
 // zone's name, and so does each `[data-zone-name]` label, so what is shown

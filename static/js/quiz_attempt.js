@@ -53,7 +53,7 @@
   // The countdown -------------------------------------------------------------
 
   function duration(seconds) {
-    // The same words as quiz.teaching.quizzes.views.duration_text.
+    // The same words as teaching.quizzes.views.duration_text.
     const total = Math.max(0, Math.floor(seconds));
     const days = Math.floor(total / 86400);
     const hours = Math.floor((total % 86400) / 3600);

@@ -30,8 +30,8 @@ from grader.models import Exercise, Submission
 from quiz.content.loader import content_load
 from quiz.learning.review import cards_schedule
 from quiz.models import FollowUp, Lesson, QuestionAttempt
-from quiz.teaching.cohorts import cohort_create, cohort_join
-from quiz.teaching.quizzes.services import (
+from teaching.cohorts import cohort_create, cohort_join
+from teaching.quizzes.services import (
     SlotSpec,
     attempt_save,
     attempt_start,

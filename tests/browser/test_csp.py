@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from quiz.content.loader import content_load
-from quiz.teaching.cohorts import cohort_create, cohort_join
+from teaching.cohorts import cohort_create, cohort_join
 
 pytestmark = [
     pytest.mark.browser,

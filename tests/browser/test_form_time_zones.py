@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from quiz.models import Assignment, Quiz, QuizAccommodation
+from teaching.models import Assignment, Quiz, QuizAccommodation
 from tests.browser.test_accessibility import log_in_by_cookie
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.quiz_fixtures import *  # noqa: F403

@@ -14,8 +14,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from quiz.content.loader import content_load
-from quiz.models import Assignment
-from quiz.teaching.cohorts import cohort_create, cohort_join
+from teaching.cohorts import cohort_create, cohort_join
+from teaching.models import Assignment
 from tests.conftest import PROJECT_ROOT, sign_in
 
 pytestmark = [

@@ -13,8 +13,8 @@ from grader.models import Exercise, Submission
 from quiz.content.loader import content_load
 from quiz.content.models import Lesson
 from quiz.learning.models import LessonRead
-from quiz.teaching.cohorts import cohort_create, cohort_join
-from quiz.teaching.models import CohortMembership
+from teaching.cohorts import cohort_create, cohort_join
+from teaching.models import CohortMembership
 from tests.conftest import PROJECT_ROOT, ContentTreeBuilder, sign_in
 
 pytestmark = [

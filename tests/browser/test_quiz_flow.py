@@ -27,9 +27,9 @@ import pytest
 from django.utils import timezone
 
 from grader.models import Submission
-from quiz.models import Quiz, QuizAttempt
-from quiz.teaching.quizzes.scoring import code_verdicts
-from quiz.teaching.quizzes.services import attempt_start
+from teaching.models import Quiz, QuizAttempt
+from teaching.quizzes.scoring import code_verdicts
+from teaching.quizzes.services import attempt_start
 from tests.browser.test_accessibility import AXE, MODES, log_in_by_cookie, page_problems
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.quiz_fixtures import *  # noqa: F403

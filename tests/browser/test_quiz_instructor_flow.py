@@ -21,7 +21,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from quiz.models import Quiz, QuizAttempt
+from teaching.models import Quiz, QuizAttempt
 from tests.browser.test_accessibility import MODES, log_in_by_cookie
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.quiz_fixtures import *  # noqa: F403

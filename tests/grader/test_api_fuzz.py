@@ -54,7 +54,7 @@ from schemathesis.checks import not_a_server_error
 from grader.models import Regrade
 from quiz.core.api.tokens import token_issue
 from quiz.models import Question
-from quiz.teaching.assignments import services as assignments
+from teaching.assignments import services as assignments
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.cohort_fixtures import submit
 from tests.quiz.quiz_fixtures import *  # noqa: F403

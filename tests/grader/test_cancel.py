@@ -123,7 +123,7 @@ def test_the_page_cancels_without_javascript(client, learner, block_exercise):
 def test_the_page_offers_cancel_only_to_its_learner_while_it_waits(
     client, learner, instructor, block_exercise
 ):
-    from quiz.teaching.cohorts import cohort_create, cohort_join
+    from teaching.cohorts import cohort_create, cohort_join
 
     cohort = cohort_create(owner=instructor, name="C")
     cohort_join(cohort=cohort, user=learner)

@@ -14,7 +14,7 @@ from grader import submission_grading
 from grader.models import Submission
 from lms import grades
 from lms.models import LineItem, LmsAccount, LmsCourse, ScoreSync
-from quiz.teaching.assignments.services import (
+from teaching.assignments.services import (
     ItemSpec,
     assignment_create,
     override_set,

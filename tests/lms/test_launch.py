@@ -16,7 +16,7 @@ from lti_tool.models import LtiUser
 
 from lms.models import LmsAccount, LmsCourse
 from quiz.core.roles import user_role
-from quiz.teaching.models import Cohort, CohortMembership
+from teaching.models import Cohort, CohortMembership
 from tests.lms.platform import INSTRUCTOR, LEARNER, rsa_key
 
 pytestmark = pytest.mark.django_db(transaction=True)

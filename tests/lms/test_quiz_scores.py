@@ -1,7 +1,7 @@
 """A quiz through LTI, against the simulated platform over HTTP: deep-linked
 with its line item, opened by a learner, and its score (the quiz's own rule
 over submitted attempts) sent back as an assignment's is, once per change.
-Attempts go through the real services (quiz.teaching.quizzes.services)."""
+Attempts go through the real services (teaching.quizzes.services)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from django.utils import timezone
 
 from lms.models import LineItem, LinkScore, LmsAccount, LmsCourse, ScoreSync
 from quiz.content.loader import content_load
-from quiz.models import Quiz
-from quiz.teaching.quizzes.services import (
+from teaching.models import Quiz
+from teaching.quizzes.services import (
     SlotSpec,
     attempt_save,
     attempt_start,

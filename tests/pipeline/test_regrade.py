@@ -8,10 +8,10 @@ from django.urls import reverse
 
 from grader.models import Exercise, Regrade, Submission
 from grader.services import submission_create
-from quiz.teaching.assignments.gradebook import assignment_gradebook
-from quiz.teaching.assignments.services import ItemSpec, assignment_create
-from quiz.teaching.cohorts import cohort_create, cohort_join
-from quiz.teaching.exercise_regrade import regrade_request
+from teaching.assignments.gradebook import assignment_gradebook
+from teaching.assignments.services import ItemSpec, assignment_create
+from teaching.cohorts import cohort_create, cohort_join
+from teaching.exercise_regrade import regrade_request
 from tests.pipeline.conftest import load_exercises, wait_for
 
 # One warm worker per shape for all (tests.pipeline.conftest.warm).

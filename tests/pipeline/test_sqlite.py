@@ -36,7 +36,7 @@ from grader.models import Exercise
 from grader.services import submission_create
 from quiz.core.api.tokens import token_issue
 from quiz.core.roles import assign_role
-from quiz.teaching.cohorts import cohort_create, cohort_join
+from teaching.cohorts import cohort_create, cohort_join
 
 RIGHT = {RIGHT!r}
 ian = User.objects.create(username="ian")

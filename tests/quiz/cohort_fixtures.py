@@ -13,7 +13,7 @@ from django.utils import timezone
 from grader.models import Exercise, Submission
 from quiz.content.loader import content_load
 from quiz.models import Lesson, LessonRead, Question, QuestionAttempt
-from quiz.teaching.cohorts import cohort_create, cohort_join
+from teaching.cohorts import cohort_create, cohort_join
 
 __all__ = [
     "World",

@@ -12,8 +12,9 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from quiz.models import Question, QuizAttempt
-from quiz.teaching.quizzes.bank import Bank
+from quiz.models import Question
+from teaching.models import QuizAttempt
+from teaching.quizzes.bank import Bank
 
 __all__ = [
     "FORM_TIME",

@@ -6,15 +6,8 @@ import pytest
 from django.urls import reverse
 
 from grader.models import Exercise
-from quiz.models import (
-    AuditEntry,
-    Cohort,
-    Diagnosis,
-    FollowUp,
-    Lesson,
-    Question,
-    Section,
-)
+from quiz.models import AuditEntry, Diagnosis, FollowUp, Lesson, Question, Section
+from teaching.models import Cohort
 
 pytestmark = pytest.mark.django_db
 
@@ -26,7 +19,7 @@ CONTENT = [
     ("quiz", "question"),
     ("grader", "exercise"),
     ("quiz", "diagnosis"),
-    ("quiz", "cohort"),
+    ("teaching", "cohort"),
 ]
 KV_SOLUTION = (
     "def kv_cache_bytes(n_layer, n_embd, seq_len, batch_size, bytes_per_element):\n"

@@ -9,7 +9,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from quiz.teaching.cohort_analytics import cohort_analytics
+from teaching.cohort_analytics import cohort_analytics
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.cohort_fixtures import answer, submit
 

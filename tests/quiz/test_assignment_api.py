@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 
 from grader.models import Submission
 from quiz.core.models import AuditEntry
-from quiz.models import Assignment
+from teaching.models import Assignment
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 
 pytestmark = pytest.mark.django_db
@@ -71,7 +71,9 @@ def test_an_owner_creates_lists_reads_and_edits_an_assignment(world, course):
     ).json()
     assert changed["title"] == "Week one"
     assert [i["slug"] for i in changed["items"]] == ["ex-b"]
-    entry = AuditEntry.objects.filter(model="quiz.Assignment", action="update").get()
+    entry = AuditEntry.objects.filter(
+        model="teaching.Assignment", action="update"
+    ).get()
     assert entry.changes["items"] == [["exercise: ex-a x2", "lesson: first-lesson x1"],
                                       ["exercise: ex-b x1"]]  # fmt: skip
     assert entry.actor == world.owner
@@ -260,7 +262,7 @@ def test_an_override_needs_a_reason_and_a_score_from_0_to_1_and_is_audited(
         format="json",
     )
     assert ok.status_code == 201 and ok.json()["set_by"] == "ian"
-    entry = AuditEntry.objects.get(model="quiz.ScoreOverride")
+    entry = AuditEntry.objects.get(model="teaching.ScoreOverride")
     assert entry.changes["score"] == [None, 0.8] and entry.actor == world.owner
     lea = client.get(created["gradebook_url"]).json()["learners"][0]
     assert lea["items"][0]["score"] == 0.8 and lea["items"][0]["overridden"]

@@ -10,8 +10,8 @@ from django.utils import timezone
 
 from grader.models import Submission
 from quiz.core.models import AuditEntry
-from quiz.models import Assignment, ScoreOverride
-from quiz.teaching.assignments.services import ItemSpec, assignment_create
+from teaching.assignments.services import ItemSpec, assignment_create
+from teaching.models import Assignment, ScoreOverride
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 
 pytestmark = pytest.mark.django_db
@@ -135,7 +135,7 @@ def test_an_override_from_the_drilldown_shows_and_is_audited(client, world, cour
     text = response.content.decode()
     assert "Score overridden" in text and "set to 70% by ian: oral exam" in text
     assert ScoreOverride.objects.get().score == 0.7
-    assert AuditEntry.objects.filter(model="quiz.ScoreOverride").count() == 1
+    assert AuditEntry.objects.filter(model="teaching.ScoreOverride").count() == 1
     refused = client.post(
         reverse("instructor-assignment-override", args=[assignment.pk, world.lea.pk]),
         {"item": item.pk, "score": "2", "reason": "x"},

@@ -8,18 +8,19 @@ import pytest
 from django.utils import timezone
 
 from grader.models import Submission
-from quiz.models import Assignment, Question, QuestionAttempt
-from quiz.teaching.assignments.scoring import (
+from quiz.models import Question, QuestionAttempt
+from teaching.assignments.scoring import (
     assignment_scores,
     days_late,
     lateness_factor,
 )
-from quiz.teaching.assignments.services import (
+from teaching.assignments.services import (
     ItemSpec,
     assignment_create,
     extension_set,
     override_set,
 )
+from teaching.models import Assignment
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 
 pytestmark = pytest.mark.django_db
@@ -205,8 +206,8 @@ def test_an_override_replaces_the_score_and_items_are_weighed(world, course):
 
 
 def test_editing_items_keeps_the_overrides_of_the_items_that_stay(world, course):
-    from quiz.models import ScoreOverride
-    from quiz.teaching.assignments.services import assignment_update
+    from teaching.assignments.services import assignment_update
+    from teaching.models import ScoreOverride
 
     assignment = make(
         world,

@@ -6,15 +6,8 @@ import pytest
 from django.urls import reverse
 
 from quiz.core.audit import audit_changes, audit_record, audit_snapshot
-from quiz.models import (
-    AuditEntry,
-    Cohort,
-    Diagnosis,
-    FollowUp,
-    Lesson,
-    Question,
-    Section,
-)
+from quiz.models import AuditEntry, Diagnosis, FollowUp, Lesson, Question, Section
+from teaching.models import Cohort
 
 pytestmark = pytest.mark.django_db
 
@@ -212,13 +205,13 @@ def test_cohorts_and_their_members_are_audited(admin_client, admin_user, learner
         "memberships-INITIAL_FORMS": 0,
         "memberships-0-user": learner.pk,
     }
-    response = admin_client.post(reverse("admin:quiz_cohort_add"), data)
+    response = admin_client.post(reverse("admin:teaching_cohort_add"), data)
     assert response.status_code == 302, response.content.decode()[:2000]
     cohort = Cohort.objects.get()
-    [created] = entries(model="quiz.Cohort")
+    [created] = entries(model="teaching.Cohort")
     assert created.object_id == str(cohort.pk)
     assert created.changes["join_code"] == [None, "spring-26"]
-    [member] = entries(model="quiz.CohortMembership")
+    [member] = entries(model="teaching.CohortMembership")
     assert member.changes["user"] == [None, "lea"]
 
 

@@ -7,8 +7,8 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from quiz.core.api.tokens import token_issue
-from quiz.teaching.cohort_analytics import cohort_analytics
-from quiz.teaching.matrix.build import progress_matrix
+from teaching.cohort_analytics import cohort_analytics
+from teaching.matrix.build import progress_matrix
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.cohort_fixtures import answer, read, submit
 
@@ -221,7 +221,7 @@ def test_the_analytics_endpoint_has_the_pages_numbers(api, world, course):
 def test_endpoints_use_the_same_number_of_queries_for_2_or_10_learners(
     api, world, course, make_user, django_assert_max_num_queries, name, learners
 ):
-    from quiz.teaching.cohorts import cohort_join
+    from teaching.cohorts import cohort_join
 
     for i in range(learners - 2):
         user = make_user(f"learner{i}", "learner")

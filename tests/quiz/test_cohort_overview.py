@@ -10,14 +10,14 @@ from django.urls import reverse
 from django.utils import timezone
 
 from quiz.learning.models import LessonRead
-from quiz.teaching.cohorts import cohort_join
-from quiz.teaching.matrix.build import progress_matrix
-from quiz.teaching.matrix.overview import (
+from teaching.cohorts import cohort_join
+from teaching.matrix.build import progress_matrix
+from teaching.matrix.overview import (
     AT_RISK_FAILURES,
     AT_RISK_IDLE_DAYS,
     cohort_overview,
 )
-from quiz.teaching.models import CohortMembership
+from teaching.models import CohortMembership
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.cohort_fixtures import answer, read, submit
 

@@ -10,14 +10,14 @@ from django.db import IntegrityError
 
 from grader.models import Submission
 from grader.selectors import submission_get, submissions_visible_to
-from quiz.models import Cohort, CohortMembership
-from quiz.teaching import cohorts
-from quiz.teaching.cohort_analytics import cohort_analytics
-from quiz.teaching.cohorts import CohortError, cohort_create, cohort_join, member_remove
-from quiz.teaching.csv_files import csv_safe, submissions_csv
-from quiz.teaching.matrix.build import UnknownSection, progress_matrix
-from quiz.teaching.matrix.csv_export import matrix_csv
-from quiz.teaching.selectors import cohort_get_by_code, cohort_submissions
+from teaching import cohorts
+from teaching.cohort_analytics import cohort_analytics
+from teaching.cohorts import CohortError, cohort_create, cohort_join, member_remove
+from teaching.csv_files import csv_safe, submissions_csv
+from teaching.matrix.build import UnknownSection, progress_matrix
+from teaching.matrix.csv_export import matrix_csv
+from teaching.models import Cohort, CohortMembership
+from teaching.selectors import cohort_get_by_code, cohort_submissions
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.cohort_fixtures import answer, read, submit
 
@@ -326,7 +326,7 @@ def test_a_learner_in_two_cohorts_of_one_instructor_is_listed_once(world, course
 
 
 def test_the_demo_instructor_has_a_demo_cohort_with_the_demo_learner(settings):
-    from quiz.teaching.demo_accounts import DEMO_COHORT_CODE, demo_accounts_create
+    from teaching.demo_accounts import DEMO_COHORT_CODE, demo_accounts_create
 
     demo_accounts_create()
     demo_accounts_create()  # idempotent

@@ -2,7 +2,7 @@
 
 The forms (quiz new/edit, quiz accommodation, assignment new/edit,
 assignment extension) render their datetime inputs with
-quiz/templatetags/zoned_time.py: UTC values in `data-utc` that
+teaching/templatetags/zoned_time.py: UTC values in `data-utc` that
 static/js/localtime.js moves into the browser's zone, whose name it posts in
 `tz`. Here each form is opened, filled as that script would fill it in a zone
 east (Asia/Kolkata, +05:30) and one west (America/Los_Angeles) of UTC, and
@@ -23,9 +23,9 @@ from zoneinfo import ZoneInfo
 import pytest
 from django.test import Client
 
-from quiz.models import Assignment, Quiz, QuizAccommodation
-from quiz.teaching.assignments.services import ItemSpec, assignment_create
-from quiz.templatetags.zoned_time import FORM_TIME, FormTimeError, form_time
+from teaching.assignments.services import ItemSpec, assignment_create
+from teaching.models import Assignment, Quiz, QuizAccommodation
+from teaching.templatetags.zoned_time import FORM_TIME, FormTimeError, form_time
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.quiz_fixtures import *  # noqa: F403
 from tests.quiz.quiz_fixtures import create

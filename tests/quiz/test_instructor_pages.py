@@ -9,8 +9,8 @@ import re
 import pytest
 from django.urls import reverse
 
-from quiz.models import Cohort, CohortMembership
-from quiz.teaching.cohorts import cohort_join
+from teaching.cohorts import cohort_join
+from teaching.models import Cohort, CohortMembership
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.cohort_fixtures import answer, read, submit
 

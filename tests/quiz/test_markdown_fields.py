@@ -10,7 +10,7 @@ from django.urls import reverse
 from quiz.content.loader import content_load
 from quiz.learning.review import cards_schedule
 from quiz.models import FollowUp, Lesson, QuestionAttempt
-from quiz.teaching.cohorts import cohort_create, cohort_join
+from teaching.cohorts import cohort_create, cohort_join
 
 pytestmark = pytest.mark.django_db
 

@@ -19,8 +19,8 @@ from quiz.core.exam_mode import exam_lock
 from quiz.core.providers import provider, providers
 from quiz.learning.exercise_progress import ExerciseProgress, exercise_progress
 from quiz.learning.panels import home_panels, progress_panels
-from quiz.teaching.assignments.learner_assignments import assignments_panel
-from quiz.teaching.quizzes.learner_quizzes import quizzes_panel
+from teaching.assignments.learner_assignments import assignments_panel
+from teaching.quizzes.learner_quizzes import quizzes_panel
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.cohort_fixtures import submit
 
@@ -41,7 +41,7 @@ def first_panel(*, user) -> None:
 
 def second_panel(*, user) -> dict:
     asked.append("second")
-    return {"template": "quiz/_assignments_panel.html", "assignments": []}
+    return {"template": "teaching/_assignments_panel.html", "assignments": []}
 
 
 def due_note(*, user, exercise) -> list[dict]:

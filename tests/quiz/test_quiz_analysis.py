@@ -14,9 +14,10 @@ import io
 import pytest
 from django.test import Client
 
-from quiz.models import Question, QuizAttempt
-from quiz.teaching.quizzes.bank import Bank, Drawn, WrongAnswer
-from quiz.teaching.quizzes.item_analysis import report as item_report
+from quiz.models import Question
+from teaching.models import QuizAttempt
+from teaching.quizzes.bank import Bank, Drawn, WrongAnswer
+from teaching.quizzes.item_analysis import report as item_report
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.quiz_fixtures import *  # noqa: F403
 from tests.quiz.quiz_fixtures import (

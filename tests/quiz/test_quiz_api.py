@@ -12,8 +12,9 @@ from django.utils import timezone
 
 from quiz.content.loader import content_load
 from quiz.core.models import AuditEntry
-from quiz.models import Question, QuizAttempt
-from quiz.tasks import close_expired_attempts
+from quiz.models import Question
+from teaching.models import QuizAttempt
+from teaching.tasks import close_expired_attempts
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.quiz_fixtures import *  # noqa: F403
 from tests.quiz.quiz_fixtures import (
@@ -227,7 +228,7 @@ def test_accommodations_give_extra_time_and_a_later_close(world, quiz_course):
     assert refused.status_code == 400 and "not in this cohort" in json.dumps(
         refused.json()
     )
-    assert AuditEntry.objects.filter(model="quiz.QuizAccommodation").count() == 1
+    assert AuditEntry.objects.filter(model="teaching.QuizAccommodation").count() == 1
 
 
 def test_results_combine_attempts_by_the_quiz_rule_and_export_csv(world, quiz_course):

@@ -17,11 +17,12 @@ from django.test import Client
 from django.utils import timezone
 
 from grader.models import Submission
-from quiz.models import Question, QuizAttempt
-from quiz.teaching.quizzes import views
-from quiz.teaching.quizzes.attempt_regrade import regrade_run
-from quiz.teaching.quizzes.models import QuizItemOverride, QuizQuestionChange
-from quiz.teaching.quizzes.scoring import code_verdicts
+from quiz.models import Question
+from teaching.models import QuizAttempt
+from teaching.quizzes import views
+from teaching.quizzes.attempt_regrade import regrade_run
+from teaching.quizzes.models import QuizItemOverride, QuizQuestionChange
+from teaching.quizzes.scoring import code_verdicts
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.quiz_fixtures import *  # noqa: F403
 from tests.quiz.quiz_fixtures import api, create, keys, right_answers

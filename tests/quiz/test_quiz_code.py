@@ -16,11 +16,12 @@ import pytest
 from django.test import Client
 
 from grader.models import Submission
-from quiz.models import Question, QuizAttempt, QuizCodeAnswer
-from quiz.teaching.quizzes.code import code_sweep
-from quiz.teaching.quizzes.instructor_views import parse_slots
-from quiz.teaching.quizzes.item_analysis.report import insights, quiz_analysis
-from quiz.teaching.quizzes.scoring import code_verdicts
+from quiz.models import Question
+from teaching.models import QuizAttempt, QuizCodeAnswer
+from teaching.quizzes.code import code_sweep
+from teaching.quizzes.instructor_views import parse_slots
+from teaching.quizzes.item_analysis.report import insights, quiz_analysis
+from teaching.quizzes.scoring import code_verdicts
 from tests.pipeline.conftest import wait_for
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.cohort_fixtures import submit
@@ -253,8 +254,8 @@ def test_code_waiting_for_its_learner_never_fills_a_sweep(
     """Attempts whose learner still has an attempt left are no candidates, so
     a sweep's limit is spent on code that is due: here one learner's two
     answers the grader throttled at the last submit, behind two that wait."""
-    from quiz.teaching.cohorts import cohort_join
-    from quiz.teaching.quizzes import code as code_module
+    from teaching.cohorts import cohort_join
+    from teaching.quizzes import code as code_module
 
     quiz = code_quiz(world, attempts_allowed=2)
     for learner in (world.lea, world.leo):  # an attempt left: not due

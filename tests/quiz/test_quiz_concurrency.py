@@ -13,8 +13,8 @@ import threading
 import pytest
 from django.db import connection
 
-from quiz.models import QuizAttempt
-from quiz.teaching.quizzes import services
+from teaching.models import QuizAttempt
+from teaching.quizzes import services
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.quiz_fixtures import *  # noqa: F403
 from tests.quiz.quiz_fixtures import create, start

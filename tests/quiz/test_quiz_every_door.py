@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from quiz.learning import review
 from quiz.models import FollowUp, ReviewCard
-from quiz.teaching.assignments.services import ItemSpec, assignment_create
+from teaching.assignments.services import ItemSpec, assignment_create
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.cohort_fixtures import answer, submit
 from tests.quiz.quiz_fixtures import *  # noqa: F403

@@ -1,7 +1,7 @@
 """Quiz scores where assignment scores go: an assignment's quiz item (with
 its late policy), the cohort gradebook's quiz columns (page, CSV, Canvas).
 
-Attempts go through the real services (quiz.teaching.quizzes.services) at
+Attempts go through the real services (teaching.quizzes.services) at
 chosen moments (`now=`), so `submitted_at` is what the server records.
 """
 
@@ -15,14 +15,14 @@ from datetime import timedelta
 import pytest
 from django.urls import reverse
 
-from quiz.models import Assignment, AssignmentItem, QuizAttempt
-from quiz.teaching.assignments.scoring import quiz_scores
-from quiz.teaching.assignments.services import (
+from teaching.assignments.scoring import quiz_scores
+from teaching.assignments.services import (
     ItemSpec,
     assignment_create,
     override_set,
 )
-from quiz.teaching.quizzes.services import (
+from teaching.models import Assignment, AssignmentItem, QuizAttempt
+from teaching.quizzes.services import (
     SlotSpec,
     attempt_save,
     attempt_start,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from quiz.models import Question, Quiz, QuizAccommodation
+from quiz.models import Question
+from teaching.models import Quiz, QuizAccommodation
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.quiz_fixtures import *  # noqa: F403
 from tests.quiz.quiz_fixtures import (

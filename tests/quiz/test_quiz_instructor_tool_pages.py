@@ -12,7 +12,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from quiz.models import QuizAccommodation, QuizAttempt
+from teaching.models import QuizAccommodation, QuizAttempt
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.quiz_fixtures import *  # noqa: F403
 from tests.quiz.quiz_fixtures import api, create, right_answers, scored_questions

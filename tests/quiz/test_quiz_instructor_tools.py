@@ -12,7 +12,7 @@ from django.test import Client
 from django.utils import timezone
 
 from quiz.core.models import AuditEntry
-from quiz.models import Quiz, QuizAccommodation, QuizAttempt
+from teaching.models import Quiz, QuizAccommodation, QuizAttempt
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.quiz_fixtures import *  # noqa: F403
 from tests.quiz.quiz_fixtures import api, create, right_answers, scored_questions
@@ -68,7 +68,7 @@ def test_close_now_ends_every_running_attempt_and_is_audited(world, quiz_course)
     )
     assert late.status_code == 409
     assert AuditEntry.objects.filter(
-        model="quiz.Quiz", changes__closed__1="closed now by an instructor"
+        model="teaching.Quiz", changes__closed__1="closed now by an instructor"
     ).exists()
 
     upcoming = fixed_quiz(
@@ -117,7 +117,7 @@ def test_reopen_for_one_learner_gives_an_attempt_and_holds_feedback(world, quiz_
         api(world.leo).post(f"/api/v1/quizzes/{quiz['id']}/attempts/").status_code
         == 409
     )
-    assert AuditEntry.objects.filter(model="quiz.QuizAccommodation").exists()
+    assert AuditEntry.objects.filter(model="teaching.QuizAccommodation").exists()
 
 
 def test_an_instructor_reviews_an_attempt_and_sets_a_questions_score(
@@ -163,7 +163,7 @@ def test_an_instructor_reviews_an_attempt_and_sets_a_questions_score(
     assert QuizAttempt.objects.get(pk=attempt_id).points == 0.5
     cleared = owner.post(overrides, {"question": 1, "points": None}, format="json")
     assert cleared.status_code == 200 and cleared.json()["points"] == 0.0
-    assert AuditEntry.objects.filter(model="quiz.QuizAttempt").count() == 2
+    assert AuditEntry.objects.filter(model="teaching.QuizAttempt").count() == 2
 
 
 def test_regrade_one_question_with_a_dry_run_first(world, quiz_course):

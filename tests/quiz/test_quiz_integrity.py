@@ -18,8 +18,9 @@ from django.utils import timezone
 
 from grader.models import Submission
 from quiz.learning import review
-from quiz.models import Quiz, QuizAttempt, ReviewCard
-from quiz.teaching.quizzes.services import scores_release
+from quiz.models import ReviewCard
+from teaching.models import Quiz, QuizAttempt
+from teaching.quizzes.services import scores_release
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.cohort_fixtures import answer, submit
 from tests.quiz.quiz_fixtures import *  # noqa: F403
@@ -289,7 +290,7 @@ def test_an_accommodation_holds_everyones_feedback_and_stays_private(
 
 
 def test_scores_follow_the_policy_on_every_surface(world, quiz_course):
-    from quiz.teaching.assignments.services import ItemSpec, assignment_create
+    from teaching.assignments.services import ItemSpec, assignment_create
 
     quiz = create(world, feedback="after_close", shuffle=False)
     assignment = assignment_create(

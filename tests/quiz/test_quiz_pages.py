@@ -14,8 +14,8 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from quiz.models import QuizAttempt
-from quiz.teaching.quizzes.views import NUMBER_FORMS
+from teaching.models import QuizAttempt
+from teaching.quizzes.views import NUMBER_FORMS
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.quiz_fixtures import *  # noqa: F403
 from tests.quiz.quiz_fixtures import NOW, api, create, keys, right_answers

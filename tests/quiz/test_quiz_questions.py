@@ -19,8 +19,9 @@ from django.urls import reverse
 from quiz.content.export import content_export
 from quiz.content.loader import content_load
 from quiz.content.tree import ContentError
-from quiz.models import Diagnosis, Lesson, QuizAttempt, QuizQuestion, Section
-from quiz.teaching.quizzes.bank import (
+from quiz.models import Diagnosis, Lesson, QuizQuestion, Section
+from teaching.models import QuizAttempt
+from teaching.quizzes.bank import (
     Bank,
     Drawn,
     PoolInvalid,
@@ -532,7 +533,7 @@ def test_a_tolerance_of_both_kinds_says_which_wins():
 
 
 def test_an_instructor_names_one_in_a_slot_line(only_course):
-    from quiz.teaching.quizzes.instructor_views import parse_slots
+    from teaching.quizzes.instructor_views import parse_slots
 
     spec = parse_slots("2 x1: quiz-question:masked-zero, lesson:third-lesson")[0]
     assert spec.pool == {"quiz_questions": ["masked-zero"], "lessons": ["third-lesson"]}

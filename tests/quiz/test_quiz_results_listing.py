@@ -14,9 +14,9 @@ from datetime import timedelta
 import pytest
 from django.urls import reverse
 
-from quiz.models import QuizAttempt
-from quiz.teaching.assignments.services import ItemSpec, assignment_create
-from quiz.teaching.quizzes.services import (
+from teaching.assignments.services import ItemSpec, assignment_create
+from teaching.models import QuizAttempt
+from teaching.quizzes.services import (
     SlotSpec,
     accommodation_set,
     attempt_save,

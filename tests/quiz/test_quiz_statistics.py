@@ -7,8 +7,8 @@ from math import inf, nan, sqrt
 
 import pytest
 
-from quiz.teaching.quizzes.chart import HEIGHT, RADIUS, WIDTH, facility_chart
-from quiz.teaching.quizzes.item_analysis.calculation import (
+from teaching.quizzes.chart import HEIGHT, RADIUS, WIDTH, facility_chart
+from teaching.quizzes.item_analysis.calculation import (
     CSV_HEADER,
     MIN_RESPONSES_TO_FLAG,
     Flag,

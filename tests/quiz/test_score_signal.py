@@ -1,6 +1,6 @@
 """learner_scores_changed: sent once a change commits, each receiver once.
 
-The layers above connect to it in their AppConfig.ready() (quiz.apps,
+The layers above connect to it in their AppConfig.ready() (teaching.apps,
 lms.apps); a receiver that raises is logged and never fails the change that
 announced it (quiz.core.score_events).
 """
@@ -27,7 +27,7 @@ def connected_uids() -> list:
 def test_ready_connects_teaching_then_the_lms_once_however_often_it_runs():
     expected = ["quiz-code-verdicts", "lms-scores"]  # INSTALLED_APPS order
     assert connected_uids() == expected
-    for label in ("quiz", "lms", "quiz", "lms"):
+    for label in ("teaching", "lms", "teaching", "lms"):
         apps.get_app_config(label).ready()
     assert connected_uids() == expected
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from django.template import Context, Template
 
-from quiz.teaching.assignments.gradebook import percent
 from quiz.templatetags.scores import percent_text, percent_value, points_text
+from teaching.assignments.gradebook import percent
 
 
 @pytest.mark.parametrize(

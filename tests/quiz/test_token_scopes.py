@@ -22,7 +22,7 @@ from rest_framework.views import APIView
 from config.urls import urlpatterns as project_urlpatterns
 from quiz.core.api.base import ApiView
 from quiz.core.models import ApiToken
-from quiz.models import Quiz
+from teaching.models import Quiz
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.cohort_fixtures import submit
 from tests.quiz.quiz_fixtures import *  # noqa: F403

@@ -434,7 +434,7 @@ def test_the_attempt_pages_number_example_is_no_key():
     answer (it quoted GPT-2 small's count, one draw's key, before)."""
     from grading_engine.quiz_bank.numbers import EXAMPLE_FORMS
 
-    from quiz.teaching.quizzes.views import NUMBER_FORMS
+    from teaching.quizzes.views import NUMBER_FORMS
 
     assert NUMBER_FORMS == EXAMPLE_FORMS
     exact, _, rounded = EXAMPLE_FORMS.rpartition(" or ")

@@ -1,0 +1,132 @@
+"""Teaching API routes (cohorts, regrades, assignments, quizzes and attempts),
+included at /api/v1/ from config/urls.py."""
+
+from django.urls import path
+
+from teaching.api import views
+
+urlpatterns = [
+    path("cohorts/", views.CohortListView.as_view(), name="api-cohorts"),
+    path(
+        "cohorts/<int:cohort_id>/matrix/",
+        views.CohortMatrixView.as_view(),
+        name="api-cohort-matrix",
+    ),
+    path(
+        "cohorts/<int:cohort_id>/submissions/",
+        views.CohortSubmissionsView.as_view(),
+        name="api-cohort-submissions",
+    ),
+    path(
+        "cohorts/<int:cohort_id>/analytics/",
+        views.CohortAnalyticsView.as_view(),
+        name="api-cohort-analytics",
+    ),
+    path(
+        "cohorts/<int:cohort_id>/assignments/",
+        views.CohortAssignmentsView.as_view(),
+        name="api-cohort-assignments",
+    ),
+    path(
+        "assignments/<int:assignment_id>/",
+        views.AssignmentView.as_view(),
+        name="api-assignment",
+    ),
+    path(
+        "assignments/<int:assignment_id>/gradebook/",
+        views.AssignmentGradebookView.as_view(),
+        name="api-assignment-gradebook",
+    ),
+    path(
+        "assignments/<int:assignment_id>/extensions/",
+        views.AssignmentExtensionsView.as_view(),
+        name="api-assignment-extensions",
+    ),
+    path(
+        "exercises/<slug:slug>/regrade/",
+        views.RegradeStartView.as_view(),
+        name="api-exercise-regrade",
+    ),
+    path(
+        "regrades/<int:regrade_id>/",
+        views.RegradeDetailView.as_view(),
+        name="api-regrade",
+    ),
+    path(
+        "assignments/<int:assignment_id>/overrides/",
+        views.AssignmentOverridesView.as_view(),
+        name="api-assignment-overrides",
+    ),
+    path(
+        "cohorts/<int:cohort_id>/quizzes/",
+        views.CohortQuizzesView.as_view(),
+        name="api-cohort-quizzes",
+    ),
+    path("quizzes/<int:quiz_id>/", views.QuizView.as_view(), name="api-quiz"),
+    path(
+        "quizzes/<int:quiz_id>/attempts/",
+        views.QuizAttemptsView.as_view(),
+        name="api-quiz-attempts",
+    ),
+    path(
+        "quizzes/<int:quiz_id>/results/",
+        views.QuizResultsView.as_view(),
+        name="api-quiz-results",
+    ),
+    path(
+        "quizzes/<int:quiz_id>/accommodations/",
+        views.QuizAccommodationsView.as_view(),
+        name="api-quiz-accommodations",
+    ),
+    path(
+        "quizzes/<int:quiz_id>/statistics/",
+        views.QuizStatisticsView.as_view(),
+        name="api-quiz-statistics",
+    ),
+    path(
+        "quizzes/<int:quiz_id>/regrade/",
+        views.QuizRegradeView.as_view(),
+        name="api-quiz-regrade",
+    ),
+    path(
+        "quizzes/<int:quiz_id>/close/",
+        views.QuizCloseView.as_view(),
+        name="api-quiz-close",
+    ),
+    path(
+        "quizzes/<int:quiz_id>/reopen/",
+        views.QuizReopenView.as_view(),
+        name="api-quiz-reopen",
+    ),
+    path(
+        "quizzes/<int:quiz_id>/questions/",
+        views.QuizQuestionsView.as_view(),
+        name="api-quiz-questions",
+    ),
+    path(
+        "quizzes/<int:quiz_id>/questions/regrade/",
+        views.QuizQuestionRegradeView.as_view(),
+        name="api-quiz-question-regrade",
+    ),
+    path("quiz-bank/", views.QuizBankView.as_view(), name="api-quiz-bank"),
+    path(
+        "attempts/<int:attempt_id>/",
+        views.AttemptView.as_view(),
+        name="api-quiz-attempt",
+    ),
+    path(
+        "attempts/<int:attempt_id>/review/",
+        views.AttemptReviewView.as_view(),
+        name="api-quiz-attempt-review",
+    ),
+    path(
+        "attempts/<int:attempt_id>/overrides/",
+        views.AttemptOverridesView.as_view(),
+        name="api-quiz-attempt-overrides",
+    ),
+    path(
+        "attempts/<int:attempt_id>/submit/",
+        views.AttemptSubmitView.as_view(),
+        name="api-quiz-attempt-submit",
+    ),
+]
