@@ -203,9 +203,20 @@ def test_a_budget_measured_on_a_busy_machine_is_the_one_measured_idle(settings):
             busy = {slug: content_exercise(slug) for slug in BUSY_MEASURED_SLUGS}
             for exercise in busy.values():
                 assert exercise_measure(exercise=exercise, runner=pool)
+    # The lane follows the budget, so it is the same when the budgets agree,
+    # unless they sit either side of the lane's limit: logit-rank's budget is
+    # near 4 s, and in a full run on a slow host its two budgets, within 20%
+    # of each other, fell either side (light idle, heavy busy). A slug whose
+    # idle budget is within 20% of the limit is held to the budget's 20% only.
+    limit = budgets.LIGHT_LANE_MAX_SECONDS
+    lanes_compared = []
     for slug in BUSY_MEASURED_SLUGS:
         quiet, loaded = idle[slug], busy[slug]
         assert quiet.verification["clock"] == loaded.verification["clock"] == "cpu"
         ratio = loaded.time_budget_seconds / quiet.time_budget_seconds
         assert 1 / 1.2 <= ratio <= 1.2, (slug, quiet.reference_ms, loaded.reference_ms)
-        assert budgets.exercise_lane(loaded) == budgets.exercise_lane(quiet), slug
+        if not limit / 1.2 <= quiet.time_budget_seconds <= limit * 1.2:
+            lane = budgets.exercise_lane(loaded)
+            assert lane == budgets.exercise_lane(quiet), slug
+            lanes_compared.append(slug)
+    assert lanes_compared, "no exercise's budget was clear of the lane's limit"
