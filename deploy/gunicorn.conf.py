@@ -14,8 +14,9 @@ import glob
 import os
 import tempfile
 
-# uvicorn's worker, cutting open event streams 3 s after SIGTERM so that they
-# give their slots back (config/web_worker.py says why).
+# uvicorn's worker, answering every request it has taken after SIGTERM and
+# cutting open event streams 3 s after it so that they give their slots back
+# (config/web_worker.py says why).
 worker_class = "config.web_worker.StreamingUvicornWorker"
 # On SIGTERM (a deploy, a restart) requests in flight get this long before
 # the worker is killed (compose kills a container 10 s after SIGTERM anyway).
