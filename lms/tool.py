@@ -18,8 +18,9 @@ import requests
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from lti_tool.models import Key, LtiDeployment, LtiRegistration
-from lti_tool.utils import DjangoToolConfig, _prepare_deployment
+from lti_tool.utils import DjangoToolConfig
 from pylti1p3.contrib.django import DjangoCacheDataStorage, DjangoMessageLaunch
+from pylti1p3.deployment import Deployment
 from pylti1p3.exception import LtiException
 
 from lms.models import UsedNonce
@@ -69,7 +70,8 @@ class ToolConfig(DjangoToolConfig):
         if found is None:
             return None
         self.deployment = found
-        return _prepare_deployment(found)
+        # pylti1p3's own value (django-lti builds it in a private helper).
+        return Deployment().set_deployment_id(found.deployment_id)
 
 
 class TimeoutSession(requests.Session):

@@ -11,13 +11,10 @@ from their AppConfig.ready(), each with a dispatch_uid.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable
 
 from django.db import transaction
 from django.dispatch import Signal
-
-log = logging.getLogger(__name__)
 
 # Sent with sender=None and user_ids: list[int]; see scores_changed.
 learner_scores_changed = Signal()
@@ -30,9 +27,8 @@ def scores_changed(user_ids: Iterable[int]) -> None:
         return
 
     def notify() -> None:
-        sent = learner_scores_changed.send_robust(None, user_ids=ids)
-        for receiver, outcome in sent:
-            if isinstance(outcome, Exception):  # must not fail a grade
-                log.error("score listener %r failed", receiver, exc_info=outcome)
+        # Robust: a receiver that raises must not fail a grade. Django logs
+        # its failure (logger django.dispatch, with the traceback), once.
+        learner_scores_changed.send_robust(None, user_ids=ids)
 
     transaction.on_commit(notify)
