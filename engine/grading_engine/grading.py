@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from grading_engine.checks.result import CheckResult
+from grading_engine.checks.slip_rules import contradicted, ruling_out
 from grading_engine.exercises.base import load_harness
 from grading_engine.expected import Shipped, one_check, shipped
 from grading_engine.runner import (
@@ -223,7 +224,7 @@ def judge(
             f"{len(meta['cases'])}",
         )
 
-    checks: list[CheckResult] = []
+    runs: list[tuple[dict, dict, dict]] = []
     for index, (case, record) in enumerate(zip(cases, meta["cases"], strict=True)):
         if not record["ok"]:
             where = "a hidden case" if case.get("hidden") else f"case {case['name']}"
@@ -238,8 +239,9 @@ def judge(
             for name, t in tensors.items()
             if name.startswith(prefix)
         }
-        checks.extend(_check(module, case, record["data"], case_tensors))
+        runs.append((case, record["data"], case_tensors))
 
+    checks = judge_cases(module, runs)
     passed = sum(check.passed for check in checks)
     all_passed = bool(checks) and passed == len(checks)
     return Verdict(
@@ -250,6 +252,23 @@ def judge(
         outcome.stderr,
         outcome.duration_ms,
     )
+
+
+def judge_cases(module, runs: list[tuple[dict, dict, dict]]) -> list[CheckResult]:
+    """Every case's checks, naming only the slips every case agrees with
+    (checks.slip_rules): a slip some case contradicts is ruled out and the
+    cases are judged again, until what is named holds everywhere."""
+    checks = [check for run in runs for check in _check(module, *run)]
+    agrees = getattr(module.check_case, "slip_agrees", None)
+    ruled: set[str] = set()
+    while agrees is not None:
+        named = {c.diagnosis for c in checks if c.diagnosis and not c.passed}
+        if not (more := contradicted(agrees, runs, named - ruled)):
+            break
+        ruled |= more
+        with ruling_out(ruled):
+            checks = [check for run in runs for check in _check(module, *run)]
+    return checks
 
 
 def _check(module, case: dict, data: dict, tensors: dict) -> list[CheckResult]:

@@ -28,9 +28,8 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
-from grading_engine.checks.in_place import shared_checks
 from grading_engine.exercises.base import load_harness
-from grading_engine.expected import one_check
+from grading_engine.grading import judge_cases
 from grading_engine.harness.inputs import run_watched
 from grading_engine.reference.tokenizer import get_encoding
 from safetensors.torch import load as st_load
@@ -59,10 +58,9 @@ def grade_fn_in_process(slug: str, fn: Callable, seed: int, *, wire: bool = True
     poke at the checks with answers the wire format would not carry.
     """
     module = load_harness(slug)
-    results = []
-    for case in module.make_cases(seed):
-        results += grade_case_in_process(module, fn, case, wire=wire)
-    return results
+    return judge_cases(
+        module, [_run(module, fn, case, wire) for case in module.make_cases(seed)]
+    )
 
 
 def grade_case_in_process(module, fn: Callable, case: dict, *, wire: bool = True):
@@ -71,14 +69,17 @@ def grade_case_in_process(module, fn: Callable, case: dict, *, wire: bool = True
     For tests that grade only the cases they need (e.g. one draw's hidden
     cases, stopping at the first failure) instead of a whole seed.
     """
+    return judge_cases(module, [_run(module, fn, case, wire)])  # as judge does
+
+
+def _run(module, fn: Callable, case: dict, wire: bool) -> tuple[dict, dict, dict]:
+    """(case, data, tensors) as the parent gets them from the child."""
     if wire:
         case = json.loads(json.dumps(case))
     data, tensors = run_watched(module, fn, case)  # as the child does
     if wire:
         data, tensors = _over_the_wire(data, tensors)
-    with one_check():  # as grading.grade does
-        results = module.check_case(case, data, tensors)
-    return [*results, *shared_checks(module, case, data, results)]  # as judge does
+    return case, data, tensors
 
 
 def submitted_function(slug: str, code: str, entry_point: str | None = None):

@@ -35,7 +35,10 @@ def test_reference_matches_the_lesson():
 @pytest.mark.parametrize("seed", SEEDS)
 def test_each_slip_gets_its_own_diagnosis(seed):
     for case in ex.make_cases(seed):
+        right = ex.reference(**case["args"])
         for wrong, slip, hint in ex._slips(case["args"]):
+            if wrong == right:  # ignored-tying's row for this model's own flag
+                continue
             [result] = ex.check_case(case, _data(wrong), {})
             assert not result.passed
             assert result.diagnosis == slip, (case["name"], slip)

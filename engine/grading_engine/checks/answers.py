@@ -16,6 +16,7 @@ from grading_engine.checks.fingerprints import Variant, fingerprint
 from grading_engine.checks.floats import Slips, float_close
 from grading_engine.checks.in_place import input_changes
 from grading_engine.checks.result import CheckResult, likely_mistake
+from grading_engine.checks.slip_rules import ruled_out
 from grading_engine.checks.tensors import compare_tensor, failed
 from grading_engine.checks.values import exact_int, slip_diagnosis
 
@@ -136,6 +137,8 @@ def wrong_shape_mistake(
     if not isinstance(got, torch.Tensor) or tuple(got.shape) == tuple(expected_shape):
         return []
     for variant in variants:
+        if ruled_out(variant.diagnosis):  # another case contradicts it
+            continue
         value = variant.compute()
         if value.shape != got.shape:
             continue

@@ -17,6 +17,7 @@ import torch
 from torch.nn import functional as F
 
 from grading_engine.checks.result import CheckResult, fail, likely_mistake
+from grading_engine.checks.slip_rules import ruled_out
 from grading_engine.checks.tensors import error_report
 
 # What each diagnosis means for the learner, and how to fix it.
@@ -386,6 +387,8 @@ def find_match(
     """
     best = None
     for variant in variants:
+        if ruled_out(variant.diagnosis):  # another case contradicts it
+            continue
         try:
             value = variant.compute()
         except Exception:  # noqa: BLE001, S112 - a flaw may not apply to this case

@@ -13,6 +13,7 @@ import math
 
 from grading_engine.checks.fingerprints import distinct_match
 from grading_engine.checks.result import CheckResult, fail
+from grading_engine.checks.slip_rules import ruled_out
 from grading_engine.harness.capture import plain_float, safe_repr, type_name
 
 # (value a known mistake gives, diagnosis, hint): what exercises pass in.
@@ -79,17 +80,18 @@ def float_close(
     if math.isclose(value, expected, rel_tol=rel_tol):
         return CheckResult(name, True, f"{value:{spec}}{after} is right", hidden=hidden)
     message = f"expected {expected:{spec}}{after}, got {value:{spec}}"
-    matches = [
-        (slip, hint)
+    matches = {  # by name: rows of one slip are one slip
+        slip: hint
         for wrong, slip, hint in slips
         if math.isclose(value, wrong, rel_tol=rel_tol)
+        and not ruled_out(slip)
         and distinct_match(
             abs(value - wrong), abs(wrong - expected), abs(value - expected)
         )
-    ]
+    }
     diagnosis = None
     if len(matches) == 1:
-        diagnosis, hint = matches[0]
+        diagnosis, hint = next(iter(matches.items()))
         message += f": {hint}"
     return fail(
         name,

@@ -13,8 +13,11 @@ module constants while it is judged (grading.tolerances).
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable
+
+import torch
 
 from grading_engine.checks.answers import (
     float_answer,
@@ -25,6 +28,7 @@ from grading_engine.checks.answers import (
 from grading_engine.checks.fingerprints import shipped_variants
 from grading_engine.checks.result import CheckResult
 from grading_engine.checks.tensors import case_error
+from grading_engine.checks.values import captured_int
 
 CheckCase = Callable[[dict, dict, dict], list[CheckResult]]
 Expectation = Callable[[dict], object]
@@ -77,6 +81,32 @@ def tensor_check(
         )
         return results + after(case, tensors, want) if after else results
 
+    def slip_agrees(case: dict, data: dict, tensors: dict, diagnosis: str):
+        """Whether the learner's tensor on this case is the mistake's
+        (checks.slip_rules); None where the mistake does not apply."""
+        listed = [] if mistakes is None else shipped_variants(mistakes(case))
+        variants = [v for v in listed if v.diagnosis == diagnosis]
+        if not variants or data.get("error"):
+            return None
+        got = tensors.get(compare.get("key", "output"))
+        if not isinstance(got, torch.Tensor):
+            return False
+        for variant in variants:
+            try:
+                value = variant.compute()
+            except Exception:  # noqa: BLE001 - the mistake does not apply here
+                return None
+            if value.shape == got.shape and torch.allclose(
+                got.double(),
+                value.double(),
+                rtol=module["RTOL"],
+                atol=module["ATOL"],
+                equal_nan=True,
+            ):
+                return True
+        return False
+
+    check_case.slip_agrees = slip_agrees
     return check_case
 
 
@@ -100,6 +130,11 @@ def int_check(what: str, expected: Expectation) -> CheckCase:
         answer = expected(case)
         return int_answer(case, data, what, answer["value"], answer["slips"])
 
+    def slip_agrees(case: dict, data: dict, tensors: dict, diagnosis: str):
+        values = _slip_values(expected(case), diagnosis)
+        return captured_int(data.get("result")) in values if values else None
+
+    check_case.slip_agrees = slip_agrees
     return check_case
 
 
@@ -111,4 +146,19 @@ def float_check(what: str, expected: Expectation, **style) -> CheckCase:
         answer = expected(case)
         return float_answer(case, data, what, answer["value"], answer["slips"], **style)
 
+    def slip_agrees(case: dict, data: dict, tensors: dict, diagnosis: str):
+        values = _slip_values(expected(case), diagnosis)
+        if not values:
+            return None
+        got = data.get("value")
+        return type(got) is float and any(
+            math.isclose(got, value, rel_tol=style["rel_tol"]) for value in values
+        )
+
+    check_case.slip_agrees = slip_agrees
     return check_case
+
+
+def _slip_values(answer: dict, diagnosis: str) -> list:
+    """What the slip named `diagnosis` gives on a case ([]: not listed there)."""
+    return [value for value, name, _ in answer["slips"] if name == diagnosis]

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 import torch
 
 from grading_engine.checks.result import CheckResult, fail
+from grading_engine.checks.slip_rules import ruled_out
 
 ALIASED_DATA = (
     "two Parameters share storage but keep separate gradients: assign the "
@@ -52,14 +53,19 @@ def _type_hint(type_name: str, shown: str) -> str:
 def slip_diagnosis(slips: list[tuple[int, str, str]]):
     """A `diagnose` for exact_int from (wrong value, diagnosis, hint) rows.
 
-    A value names a mistake only when exactly one row predicts it: when two
+    A value names a mistake only when exactly one slip predicts it: when two
     slips give the same number the learner is told the answer is wrong, not
-    a guess at which mistake they made.
+    a guess at which mistake they made. Rows of one slip (two ways to write
+    one mistake) count as one.
     """
 
     def diagnose(got: int):
-        matches = [(name, hint) for value, name, hint in slips if value == got]
-        return matches[0] if len(matches) == 1 else None
+        matches = {
+            name: hint
+            for value, name, hint in slips
+            if value == got and not ruled_out(name)
+        }
+        return next(iter(matches.items())) if len(matches) == 1 else None
 
     return diagnose
 

@@ -50,6 +50,12 @@ MESSAGES = {
         "non-inverted dropout. With inverted dropout the training step "
         "already divided by (1 - p), so eval returns x unchanged"
     ),
+    "dropout-keep-low-draws": (
+        "your output keeps an element where its draw u < 1 - p: that keeps "
+        "the right share of elements, but not the ones this dropout keeps. "
+        "An element is dropped where u < p and kept where u >= p, so the "
+        "same draws always give the same mask"
+    ),
     "dropout-boundary": (
         "your output drops an element whose draw is exactly p: an element "
         "is dropped where u < p and KEPT where u >= p (F.dropout keeps it "
@@ -104,6 +110,8 @@ def dropout_variant(x, p, training, u, kind: str = "right") -> torch.Tensor:
     keep = (u < p) if kind == "p-is-keep" else (u >= p)
     if kind == "strict":
         keep = u > p
+    elif kind == "keep-low":
+        keep = u < 1 - p
     if not training and kind != "in-eval":
         return x * (1 - p) if kind == "eval-scaled" else x.clone()
     scale = 1.0 if kind == "no-rescale" else 1.0 / (1.0 - p)
@@ -116,6 +124,7 @@ def _variants(x, p, training, u) -> list[Variant]:
     kinds = {
         "dropout-no-rescale": "no-rescale",
         "dropout-p-is-keep": "p-is-keep",
+        "dropout-keep-low-draws": "keep-low",
         "dropout-in-eval": "in-eval",
         "eval-scaled": "eval-scaled",
         "dropout-boundary": "strict",

@@ -105,6 +105,19 @@ def _slips(args: dict) -> list[tuple[int, str, str]]:
             "bits-not-bytes",
             "that is in bits; the answer is in bytes",
         ),
+        *(
+            [
+                (
+                    expected // args["bytes_per_element"] * 4,
+                    "fixed-bytes-per-element",
+                    "that is the size at 4 bytes per element (float32) whatever "
+                    "the precision: multiply by bytes_per_element, the size of "
+                    "one cached number in this dtype",
+                )
+            ]
+            if args["bytes_per_element"] != 4  # else it is the answer
+            else []
+        ),
     ]
 
 

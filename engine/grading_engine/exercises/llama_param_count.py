@@ -99,10 +99,16 @@ def run_case(fn, case: dict):
     return {"result": capture_int(fn(dict(case["config"])))}, {}
 
 
-def _head_dim_from_hidden(config: dict) -> int:
-    """The count with head_dim taken as hidden_size // num_attention_heads."""
-    derived = config["hidden_size"] // config["num_attention_heads"]
-    return reference({**config, "head_dim": derived})
+def _head_dim_from_hidden(config: dict) -> list[int]:
+    """The count with head_dim taken as hidden_size // num_attention_heads,
+    written either way: q_proj and o_proj from that head_dim, or square
+    (d x d, as heads * head_dim = d would make them)."""
+    d = config["hidden_size"]
+    derived = d // config["num_attention_heads"]
+    from_heads = reference({**config, "head_dim": derived})
+    qo = _parts({**config, "head_dim": derived})["qo"]
+    square = from_heads + config["num_hidden_layers"] * (2 * d * d - qo)
+    return sorted({from_heads, square})
 
 
 def _slips(config: dict) -> list[tuple[int, str, str]]:
@@ -117,13 +123,16 @@ def _slips(config: dict) -> list[tuple[int, str, str]]:
             "k_proj and v_proj map to num_key_value_heads * head_dim, not to "
             "num_attention_heads * head_dim: grouped-query attention shares them",
         ),
-        (
-            _head_dim_from_hidden(config),
-            "head-dim-from-hidden",
-            "q_proj and o_proj are hidden_size x num_attention_heads * "
-            "head_dim, and k_proj and v_proj use head_dim too: read head_dim "
-            "from the config, since heads * head_dim need not equal "
-            "hidden_size",
+        *(
+            (
+                value,
+                "head-dim-from-hidden",
+                "q_proj and o_proj are hidden_size x num_attention_heads * "
+                "head_dim, and k_proj and v_proj use head_dim too: read "
+                "head_dim from the config, since heads * head_dim need not "
+                "equal hidden_size",
+            )
+            for value in _head_dim_from_hidden(config)
         ),
         (
             right - L * p["mlp"] // 3,

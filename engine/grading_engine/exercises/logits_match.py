@@ -42,6 +42,10 @@ def make_cases(seed: int) -> list[dict]:
                  kind="noise", shape=[2, 5, 53], atol=1e-4, seed=1),
         new_case("mini model, c_proj loaded untransposed", False,
                  kind="transposed", shape=[2, 6], atol=1e-4, seed=2),
+        # Top-1 agreement is per position: one flipped argmax in 2 x 4
+        # positions is 7/8, where a share of whole sequences would say 1/2.
+        new_case("one argmax flipped in 8 positions", False,
+                 kind="flip", shape=[2, 4, 29], atol=1e-4, seed=3),
         new_case("hidden: a constant shift per position", True, kind="shift",
                  shape=[rng.randint(2, 3), rng.randint(4, 8), 89], atol=1e-4,
                  seed=rng.randrange(2**31)),
@@ -97,6 +101,14 @@ def inputs(case: dict) -> tuple[torch.Tensor, torch.Tensor]:
         base = 1.0 + int(torch.randint(0, 4, (1,), generator=g)) / 8
         theirs.view(-1)[i] = base
         ours.view(-1)[i] = base + case["atol"] + case["step"] * 2.0**-23
+    elif case["kind"] == "flip":
+        b, t, V = case["shape"]
+        i = int(torch.randint(0, b * t, (1,), generator=g))
+        row = ours[i // t, i % t]
+        j = (
+            int(row.argmax()) + 1 + int(torch.randint(0, V - 1, (1,), generator=g))
+        ) % V
+        row[j] = row.max() + 1.0  # the argmax moves to j, at this position only
     elif case["kind"] == "one":
         b, t, V = case["shape"]
         i = int(torch.randint(0, b * t, (1,), generator=g))
@@ -221,6 +233,11 @@ def known_numbers(case: dict) -> dict:
         "mean": signed.abs().mean().item(),
         "agree_count": same.sum().item(),
         "agree_fraction": same.mean().item(),
+        "agree_sequences": same.reshape(same.shape[0], -1)
+        .all(-1)
+        .double()
+        .mean()
+        .item(),
         "positions": same.numel(),
         "wrong_axis": (ours.argmax(1) == theirs.argmax(1)).double().mean().item(),
         "allclose": torch.allclose(ours, theirs, atol=case["atol"]),
@@ -293,6 +310,13 @@ MEAN_NOT_MAX = (
     "your max_abs is the MEAN absolute difference: one wrong position among "
     "many barely moves a mean. Use the maximum, and report where it is",
 )
+PER_SEQUENCE = (
+    "top1-per-sequence",
+    "your top1_agree is the share of whole sequences whose every argmax "
+    "agrees: it is the share of POSITIONS, since each position predicts a "
+    "token of its own. Compare ours.argmax(-1) with theirs.argmax(-1) and "
+    "take the mean over all b * t positions",
+)
 ARGMAX_WRONG_AXIS = (
     "argmax-wrong-axis",
     "your top-1 agreement takes the argmax over the time axis: the next-token "
@@ -324,6 +348,8 @@ def _diagnose(known, data, want, atol=None):
         return None
     count, fraction = known["agree_count"], known["agree_fraction"]
     slips = [(known["wrong_axis"], *ARGMAX_WRONG_AXIS)]
+    if "agree_sequences" in known:  # bundles shipped before it lack it
+        slips.append((known["agree_sequences"], *PER_SEQUENCE))
     if count != fraction:
         counted = (
             "count-not-fraction",

@@ -125,15 +125,18 @@ def _slips(args: dict) -> list[tuple[float, str, str]]:
             "that is a percentage; return the fraction (0.213 for 21.3%)",
         ),
     ]
-    other = {**args, "tied": not args["tied"]}
-    slips.append(
+    # Code that ignores the flag counts one matrix always, or two always:
+    # a row each, one of them the answer on this model (the slip is named
+    # only where the other one is given, and where every case agrees).
+    slips += [
         (
-            V * d / _total(**other),
+            V * d / _total(**{**args, "tied": tied}),
             "ignored-tying",
             "a tied model stores ONE V x d matrix for the embedding and the "
             "head, an untied one two: count it once when tied, twice when not",
         )
-    )
+        for tied in (True, False)
+    ]
     if not args["tied"]:
         slips.append(
             (

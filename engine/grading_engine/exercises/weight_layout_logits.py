@@ -125,7 +125,13 @@ def _variants(x, rows, layout, expected) -> list[Variant]:
                 else "(in, out), so use x @ weight"
             ),
         )
-        variants.append(wrong_way)
+        # Code that guesses does one thing on every square weight (x @ weight,
+        # say): wrong for one layout and, by luck, right for the other. The
+        # lucky guess is a row of the same slip, so a learner right here and
+        # wrong on the other layout is still named (checks.slip_rules); being
+        # the answer, it never names a wrong output itself.
+        lucky = Variant(wrong_way.diagnosis, lambda: expected, wrong_way.message)
+        variants += [wrong_way, lucky]
     if layout == "in_out":
         # (d, V) memory read as (V, d): the numbers land in the wrong places.
         variants.append(
