@@ -120,9 +120,13 @@ def test_embed_at_offset_names_a_refused_chunk_that_fits():
 
     checks = grade_in_process(embed_at_offset, embed_at, seed=5)
     failed = [c for c in checks if not c.passed]
-    assert [c.name for c in failed] == ["hidden 3: ending on the last row"]
-    assert failed[0].diagnosis == "length-check-off-by-one"
-    assert "start + t > wpe.shape[0]" in failed[0].message
+    assert [c.name for c in failed] == [
+        "hidden 3: ending on the last row",
+        "hidden: tiny, 3 tokens ending on the last row of a 16-row table",
+    ]
+    for check in failed:
+        assert check.diagnosis == "length-check-off-by-one"
+        assert "start + t > wpe.shape[0]" in check.message
 
 
 def test_embed_at_offset_names_a_limit_check_that_lets_one_past_through():

@@ -60,6 +60,7 @@ expensive test here: nearest-tokens 24 s, tie-weights 18 s).
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -68,6 +69,7 @@ from grading_engine.exercises.base import load_harness
 
 from tests.grader.inprocess import (
     grade_case_in_process,
+    grade_fn_in_process,
     load_spec,
     one_thread,  # noqa: F401 (autouse)
     submitted_function,
@@ -175,6 +177,7 @@ def _named_case_that_catches(module, fn, draws, required, seen) -> tuple[str, st
     )
 
 
+@functools.cache  # both default-tier tests start from it
 def _past_the_visible_cases(slug: str):
     """(module, draws, [(name, fn)]) for the wrong solutions that the visible
     cases miss: those alone depend on what each draw holds (the visible
@@ -211,6 +214,54 @@ def test_every_draw_holds_a_case_that_catches_each_wrong_solution(slug):
     assert not missed, "\n".join(f"{k}: {v}" for k, v in missed.items())
     failed = _reference_fails_on(slug, module, draws, SPREAD)
     assert not failed, f"the reference fails on seeds {failed}"
+
+
+def _fixed_hidden(draws: dict[int, list[dict]]) -> list[dict]:
+    """The hidden cases every draw holds with the same values (by JSON)."""
+    first, *rest = draws.values()
+    held = [{json.dumps(c, sort_keys=True) for c in cases} for cases in rest]
+    return [c for c in first if all(json.dumps(c, sort_keys=True) in h for h in held)]
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_every_wrong_solution_fails_on_cases_that_no_draw_changes(slug):
+    """A known mistake that only drawn values expose passes on some draw: a
+    top1_agree over whole sequences passed logits-match in three draws of
+    four, since only the random "one position off" case flipped an argmax
+    (issue 47). So each one must fail a case whose values are the same in
+    every draw of 200 (a visible one, or a hidden one fixed in the
+    harness): then it fails on every seed, by construction."""
+    module, draws, drawn = _past_the_visible_cases(slug)
+    fixed = _fixed_hidden(draws)
+    escaped = [name for name, fn in drawn if not _fails(module, fn, fixed)]
+    assert not escaped, (
+        f"caught only by drawn values: {escaped}; add a hidden case with fixed "
+        f"values that catches each (fixed now: {[c['name'] for c in fixed]})"
+    )
+    if drawn:
+        reference = submitted_function(slug, load_spec(slug)["solution"])
+        assert not _fails(module, reference, fixed), "the reference fails a fixed case"
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_every_wrong_solution_keeps_its_name_on_a_spread_of_draws(slug, request):
+    """A slip is named only when every case of the grade agrees with it
+    (checks.slip_rules): a drawn case whose values the slip's model does not
+    fit (an odd seq_len, a tied model) would take a wrong solution's name
+    away on some seeds. Each keeps it on 3 draws of the spread (all 10 in
+    the exhaustive tier)."""
+    spec = load_spec(slug)
+    if not hasattr(load_harness(spec["harness"]).check_case, "slip_agrees"):
+        pytest.skip("a written check_case names per case, as each test_ex_ tests")
+    seeds = SPREAD if request.config.getoption("--exhaustive") else SPREAD[:3]
+    lost = {}
+    for wrong in spec["wrong_solutions"]:
+        fn = submitted_function(slug, wrong["code"])
+        for seed in seeds:
+            failed = [r for r in grade_fn_in_process(slug, fn, seed) if not r.passed]
+            if wrong["diagnosis"] not in {r.diagnosis for r in failed}:
+                lost.setdefault(wrong["name"], []).append(seed)
+    assert not lost, f"not named {spec['slug']}'s declared diagnosis on seeds: {lost}"
 
 
 @pytest.mark.exhaustive

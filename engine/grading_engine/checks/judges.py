@@ -160,5 +160,10 @@ def float_check(what: str, expected: Expectation, **style) -> CheckCase:
 
 
 def _slip_values(answer: dict, diagnosis: str) -> list:
-    """What the slip named `diagnosis` gives on a case ([]: not listed there)."""
-    return [value for value, name, _ in answer["slips"] if name == diagnosis]
+    """What the slip named `diagnosis` gives on a case ([]: not listed there,
+    or listed as not applying to it: a None value)."""
+    return [
+        value
+        for value, name, _ in answer["slips"]
+        if name == diagnosis and value is not None
+    ]

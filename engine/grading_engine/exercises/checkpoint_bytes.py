@@ -42,6 +42,16 @@ def make_cases(seed: int) -> list[dict]:
                 "half_frozen": i != 1,
             }
         )
+    # Fixed structure (seed 0): an fp16 layer and a non-persistent buffer, and
+    # every slip a different number, so each known slip fails in every draw.
+    cases.append(
+        {
+            "name": "fixed model, half frozen",
+            "hidden": True,
+            "random_seed": 0,
+            "half_frozen": True,
+        }
+    )
     return cases
 
 

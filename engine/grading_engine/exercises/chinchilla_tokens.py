@@ -5,7 +5,7 @@ Chinchilla), C = 6·r·N², so N = sqrt(C / (6r)) and D = r·N = sqrt(C·r / 6).
 The usual slips return N instead of D, count 2·N·D or N·D FLOPs, forget
 that N grows as sqrt(C), or use 20 whatever r is asked; each is off by a
 factor that depends on C or r, which is how it is named. Every draw has
-hidden cases with r other than 20.
+hidden cases with r other than 20, one of them fixed (1e22 FLOPs at r = 10).
 """
 
 from __future__ import annotations
@@ -44,6 +44,8 @@ def make_cases(seed: int) -> list[dict]:
               flops=1.2e21, tokens_per_param=20),
         _case("GPT-2 medium's compute-optimal budget", True,
               flops=6.0 * GPT2_MEDIUM * 20 * GPT2_MEDIUM, tokens_per_param=20),
+        _case("1e22 FLOPs, 10 tokens per parameter", True,
+              flops=1e22, tokens_per_param=10),  # r != 20 in every draw
     ]  # fmt: skip
     ratios = [5, 10, 15, 25, 30, 40, 100, 200]
     for i in range(3):

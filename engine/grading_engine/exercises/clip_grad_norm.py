@@ -8,7 +8,8 @@ torch.nn.utils.clip_grad_norm_. The parent recomputes both the returned norm
 and every clipped gradient; the usual slips (clipping each tensor by its own
 norm, clamping values, scaling small gradients up, returning the clipped
 norm, adding norms instead of squares) each give a different, recognisable
-result.
+result. One hidden case has fixed values in every draw: a parameter without
+a gradient and a total norm of 0.9 x max_norm=3.0.
 """
 
 from __future__ import annotations
@@ -92,6 +93,21 @@ def make_cases(seed: int) -> list[dict]:
                 seed=rng.randrange(2**31),
             )
         )
+    # The same values in every draw: a parameter without a gradient (a loop
+    # over p.grad crashes) and a total norm of 0.9 x max_norm=3.0, so a test
+    # on the SQUARED norm (7.29 > 3.0) scales gradients that must stay put.
+    cases.append(
+        new_case(
+            "hidden: no gradient on one parameter, norm 0.9 x max_norm",
+            True,
+            shapes=[[3, 4], [4], [4, 2]],
+            none=[1],
+            scale=1.0,
+            ratio=0.9,
+            max_norm=3.0,
+            seed=20260,
+        )
+    )
     return cases
 
 

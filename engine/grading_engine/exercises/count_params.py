@@ -3,8 +3,9 @@
 The learner's function runs on GPT-2 shaped models (tied and untied) and on
 seeded random models that hold the traps: a tied embedding/head, one Linear
 registered twice, frozen parameters, an unused parameter, a 0-dim parameter
-and buffers. It is also called on every submodule, so a wrong total comes
-with a per-module breakdown showing where the count went astray.
+and buffers. One such model is fixed (seed 0), so every draw holds the traps
+with the same values. It is also called on every submodule, so a wrong total
+comes with a per-module breakdown showing where the count went astray.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ def make_cases(seed: int) -> list[dict]:
         new_case("tiny, untied", False, config="tiny", tied=False),
         new_case("gpt2, untied", True, config="gpt2", tied=False),
         new_case("mini, tied", True, config="mini", tied=True),
+        # the traps with fixed values, so every draw catches each known slip
+        new_case("fixed model with every trap", True, random_seed=0),
     ]
     return cases + [
         new_case(f"random model {i + 1}", True, random_seed=rng.randrange(2**31))

@@ -4,7 +4,8 @@ During cached generation the tokens fed to the model are not at positions
 0..t-1 but at start..start+t-1, where `start` is the number of tokens
 already processed. Past the position table's last row there is nothing to
 look up, and the function must say so with a ValueError instead of
-inventing positions.
+inventing positions. One hidden case has fixed values in every draw: 3
+tokens at position 13 of a 16-row table (the last one on its last row).
 """
 
 from __future__ import annotations
@@ -107,6 +108,20 @@ def make_cases(seed: int) -> list[dict]:
         case["too_long"] = case["start"] + t > block
         case["seed"] = rng.randrange(2**31)
         cases.append(case)
+    # The same values in every draw: a chunk whose last token lands on the
+    # last row, which a limit check off by one (start + t >= rows) refuses.
+    cases.append(
+        new_case(
+            "hidden: tiny, 3 tokens ending on the last row of a 16-row table",
+            True,
+            config="tiny",
+            b=2,
+            t=3,
+            start=13,
+            too_long=False,
+            seed=1613,
+        )
+    )
     return cases
 
 

@@ -90,13 +90,18 @@ def _slips(args: dict) -> list[tuple[int, str, str]]:
             "the output head multiplies by all V rows of the (tied) embedding: "
             "2·V·d FLOPs per token, tied or not",
         ),
-        (
-            (weights + attention // 2) * factor,
-            "attention-half",
-            "that is half the attention FLOPs: the scores q·kᵀ AND the "
-            "weighted sum of the values each cost 2·T·d per token per layer, "
-            "over the full t x t product (the causal mask is applied after it "
-            "is computed, so it saves nothing)",
+        *(
+            (
+                (weights + half) * factor,
+                "attention-half",
+                "that is half the attention FLOPs: the scores q·kᵀ AND the "
+                "weighted sum of the values each cost 2·T·d per token per "
+                "layer, over the full t x t product (the causal mask is "
+                "applied after it is computed, so it saves nothing)",
+            )
+            # Half the product, or the product over half the positions
+            # (T // 2): one mistake, apart where T is odd.
+            for half in sorted({attention // 2, 4 * L * (T // 2) * d})
         ),
         (
             (weights + 2 * V * d + attention) * factor,

@@ -94,10 +94,15 @@ def _slips(args: dict, tied: bool) -> list[tuple[int, str, str]]:
             "forgot-final-layernorm",
             "the final LayerNorm ln_f (weight and bias, 2 x n_embd) is missing",
         ),
-        (
-            expected + V,
-            "head-bias",
-            f"GPT-2's lm_head has no bias; +{V:,} is one bias per vocabulary entry",
+        *(
+            (
+                value,
+                "head-bias",
+                f"GPT-2's lm_head has no bias; +{V:,} is one bias per vocabulary entry",
+            )
+            # A bias on every head, or on an untied one only: then a tied
+            # model's count is the answer (a row that never names a value).
+            for value in ([expected + V, expected] if tied else [expected + V])
         ),
         (
             expected - L * 2 * d - d,

@@ -8,7 +8,8 @@ compared with the causal-uniform baseline (lesson attention-patterns).
 Random causal maps make every slip (the duplicate token at i - period, the
 previous token, a sum instead of a mean, rows read as keys, the repeat
 assumed to be half the sequence) give a different number; every draw has a
-sequence of three repeats, where T // 2 is not the period.
+sequence of three repeats, where T // 2 is not the period, and one more with
+fixed values (and seed): three copies of a 5-token block.
 """
 
 from __future__ import annotations
@@ -108,7 +109,21 @@ def make_cases(seed: int) -> list[dict]:
                 scale=rng.choice([1.0, 2.0, 5.0]),
             )
         )
-    return seed_cases(cases, rng)
+    cases = seed_cases(cases, rng)
+    # The same values (and seed) in every draw: three copies of a 5-token
+    # block, T = 15, where T // 2 = 7 is not the period.
+    cases.append(
+        new_case(
+            "hidden: three copies of a 5-token block",
+            True,
+            lead=[1, 2],
+            period=5,
+            repeats=3,
+            scale=3.0,
+            seed=515,
+        )
+    )
+    return cases
 
 
 def inputs(case: dict) -> tuple[torch.Tensor, int]:

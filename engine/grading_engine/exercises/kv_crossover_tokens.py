@@ -4,7 +4,8 @@ Weights cost n_params x weight bytes once; the cache costs
 batch x 2 x n_layer x n_kv_heads x head_dim x cache bytes per token. The
 answer is the smallest whole number of tokens where cache >= weights.
 Every draw has a model whose weights are exactly a whole number of tokens'
-caches, and the same model with one parameter fewer and one more.
+caches, and the same model with one parameter fewer and one more: one such
+random triple and one fixed ("fixed model: ...", GPT-2 medium's shape).
 """
 
 from __future__ import annotations
@@ -58,7 +59,11 @@ def make_cases(seed: int) -> list[dict]:
             _case(f"random model {i + 1}", True, n_params=rng.randint(10**7, 10**11),
                   **_random_shape(rng))
         )  # fmt: skip
-    return cases + _boundary_cases(rng)
+    # A fixed triple too, so every draw catches "cache > weights" with the
+    # same values: GPT-2 medium's shape at batch 4 in bf16, whose weights
+    # (354,877,440 parameters) equal the caches at 1,805 tokens.
+    fixed = _boundary_triple("fixed model: ", _FIXED, 1805 * 196_608)
+    return cases + _boundary_cases(rng) + fixed
 
 
 def _random_shape(rng: random.Random) -> dict:
@@ -78,12 +83,28 @@ def _boundary_cases(rng: random.Random) -> list[dict]:
     one token later), then one parameter fewer and one more (the answer
     rounds up). Every draw has all three."""
     shape = _random_shape(rng)
-    per_token = (shape["batch_size"] * 2 * shape["n_layer"] * shape["n_kv_heads"]
-                 * shape["head_dim"] * shape["cache_bytes"])  # fmt: skip
+    per_token = _per_token(shape)
     k = max(rng.randint(10**7, 10**11) // per_token, 3)
+    return _boundary_triple("", shape, k * per_token)
+
+
+def _per_token(shape: dict) -> int:
+    """Cache bytes a token, the whole batch."""
+    return (shape["batch_size"] * 2 * shape["n_layer"] * shape["n_kv_heads"]
+            * shape["head_dim"] * shape["cache_bytes"])  # fmt: skip
+
+
+# 393,216 cache bytes a token: the weights of 196,608 bf16 parameters.
+_FIXED = {"n_layer": 24, "n_kv_heads": 16, "head_dim": 64, "batch_size": 4,
+          "weight_bytes": 2, "cache_bytes": 2}  # fmt: skip
+
+
+def _boundary_triple(prefix: str, shape: dict, n_params: int) -> list[dict]:
+    """`n_params` (weights a whole number of tokens' caches), then one
+    parameter fewer and one more."""
     return [
-        _case(f"caches equal the weights at a whole token{label}", True,
-              n_params=k * per_token + delta, **shape)
+        _case(f"{prefix}caches equal the weights at a whole token{label}", True,
+              n_params=n_params + delta, **shape)
         for label, delta in (("", 0), (", one parameter fewer", -1),
                              (", one parameter more", 1))
     ]  # fmt: skip

@@ -66,6 +66,16 @@ def make_cases(seed: int) -> list[dict]:
         {"name": name, "hidden": name != "Llama 3.2 1B", "config": config_of(shape)}
         for name, shape in PUBLISHED.items()
     ]
+    # Attention wider than hidden_size in every draw, with fixed values
+    # (Gemma 7B's widths: 16 heads of 256 on a 3,072 residual), so deriving
+    # head_dim fails on every seed, not only where a drawn config catches it.
+    cases.append(
+        {
+            "name": "hidden: 16 heads x 256 on a 3,072-wide residual",
+            "hidden": True,
+            "config": config_of((256000, 3072, 28, 24576, 16, 16, 256, True)),
+        }
+    )
     for i in range(4):
         kv_heads = rng.choice([1, 2, 4, 8])
         heads = kv_heads * rng.randint(1, 8)

@@ -5,7 +5,8 @@ visible GPT-2 case scores "The sky is" -> " sky is blue" on the seeded
 reference: about 11.5 over three positions, near ln(50257) = 10.82 as an
 untrained model should be. Hidden cases
 include logits in the hundreds, where log(softmax(z)) rounds a probability
-to 0 and returns inf, so only a log-softmax computed stably passes.
+to 0 and returns inf, so only a log-softmax computed stably passes; one such
+case ("hidden fixed logits in the hundreds") has the same values every grade.
 """
 
 from __future__ import annotations
@@ -69,6 +70,15 @@ def make_cases(seed: int) -> list[dict]:
             shape=[rng.randint(2, 3), rng.randint(4, 7), rng.choice([89, 131])],
             scale=300.0,
             seed=rng.randrange(2**31),
+            worst_targets=True,
+        ),
+        # The same extreme, with values no draw changes: every grade holds it.
+        new_case(
+            "hidden fixed logits in the hundreds",
+            True,
+            shape=[2, 4, 89],
+            scale=300.0,
+            seed=20260,
             worst_targets=True,
         ),
     ]

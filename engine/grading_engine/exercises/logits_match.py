@@ -8,7 +8,8 @@ port makes (a transposed square projection on the reference `mini` model, a
 constant shift per position, one bad position, float noise) and the
 mistakes a checker makes: comparing probabilities (blind to a shift),
 averaging instead of taking the max (blind to one bad position), taking the
-argmax over the wrong axis.
+argmax over the wrong axis. Two hidden cases put max_abs exactly at and just
+above atol with values no draw changes ("hidden: fixed max_abs ... atol").
 """
 
 from __future__ import annotations
@@ -56,6 +57,20 @@ def make_cases(seed: int) -> list[dict]:
                  shape=[rng.randint(1, 3), rng.randint(3, 9), 97], atol=1e-2,
                  seed=rng.randrange(2**31)),
     ]  # fmt: skip
+    # The same boundary with values no draw changes, so that every grade
+    # catches `max_abs < atol` (exactly at) and torch.allclose (just above).
+    for step, what in ((0, "exactly at"), (1, "just above")):
+        cases.append(
+            new_case(
+                f"hidden: fixed max_abs {what} atol",
+                True,
+                kind="boundary",
+                step=step,
+                shape=[2, 3, 61],
+                atol=2.0**-10,
+                seed=4242 + step,
+            )
+        )
     # The tolerance's boundary in every draw: max_abs exactly atol (a match:
     # max_abs <= atol), one float32 step below it and one above it. atol is a
     # power of two and the worst logit sits in [1, 2), so the difference is

@@ -7,7 +7,10 @@ step counts towards growth; after growth_interval clean steps in a row the
 scale doubles and the count restarts (lesson mixed-precision, PyTorch's
 GradScaler). The learner returns the scale after the last step. Hidden
 sequences are drawn until every known slip ends at another scale, and each
-holds scaled gradients exactly on 65,504, just below and just above it.
+holds scaled gradients exactly on 65,504, just below and just above it. A
+"hidden fixed run", the same every grade, ends at 8,192 where the slips that
+ignore the scale, overflow at 65,504, keep the count across an overflow or
+take 65,535 as the limit each end at a scale of their own.
 """
 
 from __future__ import annotations
@@ -147,6 +150,13 @@ def make_cases(seed: int) -> list[dict]:
                   init_scale=65536.0, growth_interval=3),
         args_case(_ARGS, "a gradient exactly at the limit, then clean steps", False,
                   grad_maxes=[FP16_MAX / 65536, 0.5, 2.0, 0.1, 0.1, 0.1],
+                  init_scale=65536.0, growth_interval=2),
+        # Values no draw changes: 65,520 overflows (65,535 is no limit), the
+        # limit itself fits, and the clean steps around two overflows only grow
+        # the scale when the count restarts at each overflow.
+        args_case(_ARGS, "hidden fixed run", True,
+                  grad_maxes=[2.0**-6, 65520 / 65536, FP16_MAX / 32768, 64.0,
+                              2.0**-6, 64.0, 2.0**-6],
                   init_scale=65536.0, growth_interval=2),
     ]  # fmt: skip
     for i, unique in enumerate((_FIRST, _SECOND)):

@@ -4,7 +4,8 @@ Selecting row i of W is the same as multiplying W by the i-th basis vector;
 this exercise makes that explicit. Cases keep the largest id below V - 1 so
 a one-hot sized by the batch's largest id cannot pass by luck, except one
 hidden case that holds the edge ids 0, V - 2 and V - 1; one hidden case uses
-float64 weights so a hard-coded .float() shows.
+float64 weights so a hard-coded .float() shows, and "hidden float64, fixed"
+does too with values that no draw changes.
 """
 
 from __future__ import annotations
@@ -58,6 +59,20 @@ def make_cases(seed: int) -> list[dict]:
     # just below it and row 0, whatever the draw.
     cases[-1]["name"] += ": ids 0, V - 2 and V - 1"
     cases[-1]["edges"] = True
+    # float64 weights with values no draw changes: a hard-coded .float() fails
+    # in every grade, not only in the draw of "hidden 2".
+    cases.append(
+        {
+            "name": "hidden float64, fixed",
+            "hidden": True,
+            "V": 53,
+            "d": 8,
+            "b": 2,
+            "t": 3,
+            "dtype": "float64",
+            "seed": 5300,
+        }
+    )
     return cases
 
 

@@ -6,7 +6,8 @@ pass over seq[:, :-1] gives the logits of all t - 1 prefix problems at once
 next true token (lesson teacher-forcing). The slips: feeding the model its
 own argmax guesses (free-running generation: only position 0 agrees),
 scoring each position against its own input token, and averaging the
-losses into one number, which is recognised from its value.
+losses into one number, which is recognised from its value. Every draw also
+holds one fixed full row (b=2, t=block_size + 1, vocab 61, seed 20260).
 """
 
 from __future__ import annotations
@@ -93,6 +94,18 @@ def make_cases(seed: int) -> list[dict]:
     cases = size_cases(cases, rng, {}, draw)
     cases[-2]["t"], cases[-1]["t"] = BLOCK_SIZE + 1, 2
     cases[-1]["b"] = max(cases[-1]["b"], 2)
+    # The same full row in every draw (sizes and seed fixed, after the draws
+    # above so they stay as they were): feeding the whole row fails on any seed.
+    cases.append(
+        new_case(
+            "hidden: a fixed row of block_size + 1 tokens",
+            True,
+            b=2,
+            t=BLOCK_SIZE + 1,
+            vocab=61,
+            seed=20260,
+        )
+    )
     return cases
 
 

@@ -13,7 +13,9 @@ fractions, so the boundary is exact in float32 too), p just below and just
 above a cumulative probability, p = 1 (every token kept) and a tiny p (only
 the top token, even when two tokens tie for the top). Tied tokens may be
 kept in any order: a kept set is right when it has the nucleus' size in
-every row and no removed token outranks a kept one.
+every row and no removed token outranks a kept one. One case of tied rows
+with p exactly on a running total (3 x 64, p = 0.375, seed 375) is the
+same in every draw.
 """
 
 from __future__ import annotations
@@ -94,6 +96,10 @@ def _boundary_cases(rng: random.Random) -> list[dict]:
                (2, 4), (37, 89), "all", scale=(0.3, 0.6), p=1.0),
         _drawn(rng, "hidden: tiny p keeps only the top token (a tie for the top)",
                (2, 4), (53, 97), "tiny", scale=(1.0, 3.0), p=(1e-9, 1e-6, 1e-4)),
+        # The same tied rows in every draw (nothing drawn, so no rng used):
+        # keeping the token after a total of exactly p fails on any seed.
+        new_case("hidden: p exactly equal to a cumulative probability (fixed ties)",
+                 True, kind="exact", shape=[3, 64], p=0.375, seed=375),
     ]  # fmt: skip
 
 

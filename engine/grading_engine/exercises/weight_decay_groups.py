@@ -6,7 +6,8 @@ embedding tables are not; a tensor shared by an Embedding and a Linear (a
 tied head) is an embedding, so it is not decayed; every parameter appears
 exactly once, under the name model.named_parameters() gives it. Cases are
 the reference GPT (tied and untied) and small random modules whose names do
-not give the answer away, so only a rule based on module types passes.
+not give the answer away, so only a rule based on module types passes; one
+fixed hidden model ties a head registered before its embedding.
 """
 
 from __future__ import annotations
@@ -89,6 +90,22 @@ def make_cases(seed: int) -> list[dict]:
         cases.append(
             new_case(f"hidden random module {i + 1}", True, layers=layers, tie=tie)
         )
+    # The same in every draw: the tied head registered BEFORE its embedding
+    # (the visible tied model lists the embedding first), so a rule that lets
+    # the first module holding a tied tensor decide fails on any seed.
+    cases.append(
+        new_case(
+            "hidden: a fixed tied model, head before the embedding",
+            True,
+            layers=[
+                ["linear", "out", 5, 9, False],
+                ["layernorm", "gain", 5],
+                ["embedding", "table", 9, 5],
+                ["linear", "core", 5, 5, True],
+            ],
+            tie=["table", "out"],
+        )
+    )
     return cases
 
 

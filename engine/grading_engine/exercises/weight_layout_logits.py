@@ -4,7 +4,8 @@
 shape; Hugging Face's Conv1D and Flax/Keras Dense kernels store (in, out) =
 (d, V). The learner gets the layout by name and must honour it. Hidden
 square cases (V == d) catch code that guesses the orientation from the
-shapes: there both products run, and only one is right.
+shapes: there both products run, and only one is right; one of them
+(out_in, V = d = 16, seed 1616) is the same in every draw.
 """
 
 from __future__ import annotations
@@ -89,7 +90,23 @@ def make_cases(seed: int) -> list[dict]:
                 t=rng.randint(3, 9),
             )
         )
-    return seed_cases(cases, rng)
+    cases = seed_cases(cases, rng)
+    # The same in every draw (its seed fixed, after the draws above so they
+    # stay as they were): a square 'out_in' weight, where x @ weight runs too,
+    # so guessing the orientation from the shapes fails on any seed.
+    cases.append(
+        new_case(
+            "hidden: fixed square out_in, V=d=16",
+            True,
+            layout="out_in",
+            V=16,
+            d=16,
+            b=2,
+            t=4,
+            seed=1616,
+        )
+    )
+    return cases
 
 
 def inputs(case: dict) -> tuple[torch.Tensor, torch.Tensor, str]:
