@@ -49,6 +49,14 @@ fail here with "caught only by cases that some draws lack", and the fix is a
 stable name for that case in its harness (the drawn part kept in the case's
 values, as top-p-filter keeps "kind"), not a change of what it tests.
 
+Issue 47 added two default-tier tests. Every wrong solution must fail on
+the cases whose values no draw changes (the visible ones, and hidden ones
+fixed in the harness): then it fails on every seed by construction, which
+the named-case test above shows only for the 10 draws of the spread. And
+where a slip is named only when every case agrees with it (the declared
+judges, checks.slip_rules), each wrong solution keeps its declared name on
+3 draws of the spread (10 in the exhaustive tier).
+
 Both tiers grade the reference only for exercises with a wrong solution that
 needs hidden cases: it proves the catching cases are fair; each exercise's
 own tests grade the reference on their seeds. A hidden case that comes back
