@@ -29,7 +29,8 @@ import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
 from grading_engine.grading import grade  # noqa: E402
 from grading_engine.sandbox import SandboxRunner, WarmPool  # noqa: E402
@@ -138,6 +139,47 @@ def forward_pass_ms(runs: int) -> float:
     return statistics.median(times)
 
 
+def naming_extra_ms(short: bool) -> list[float]:
+    """Extra judge time, per failed grade, of naming a slip only when every
+    case agrees with it (checks.slip_rules): each known wrong solution of
+    the harnesses with a declared judge, judged in this process with the
+    rule and without it on one draw (the best of 3 each). Parent side only:
+    the child's run is the same either way. `short`: 2 per harness."""
+    import yaml
+    from grading_engine.exercises.base import load_harness
+    from grading_engine.grading import judge_cases
+    from grading_engine.harness.inputs import run_watched
+    from grading_engine.reference.tokenizer import get_encoding
+
+    get_encoding()  # the tokenizer's files, offline
+    extra = []
+    for path in sorted((ROOT / "content" / "exercises").glob("*.yaml")):
+        spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+        module = load_harness(spec["harness"])
+        if not hasattr(module.check_case, "slip_agrees"):
+            continue
+        for wrong in spec["wrong_solutions"][: 2 if short else None]:
+            space = {"__name__": "__submission__"}
+            exec(compile(wrong["code"], "<submission>", "exec"), space)  # noqa: S102
+            fn = space[spec["entry_point"]]
+            runs = [(c, *run_watched(module, fn, c)) for c in module.make_cases(1)]
+            extra.append(
+                _best_ms(judge_cases, module, runs, True)
+                - _best_ms(judge_cases, module, runs, False)
+            )
+    return extra
+
+
+def _best_ms(judge, module, runs: list, rule: bool) -> float:
+    """The fastest of 3 judges of the same runs, in ms."""
+    times = []
+    for _ in range(3):
+        started = time.perf_counter()
+        judge(module, runs, every_case_agrees=rule)
+        times.append((time.perf_counter() - started) * 1000)
+    return min(times)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--short", action="store_true", help="few runs, for CI")
@@ -218,13 +260,28 @@ def main() -> None:
     busy = pool_memory(pool)
     for job in jobs:
         job.join()
-    extra = (busy["Pss"] - idle["Pss"]) / args.slots
+    extra_pss = (busy["Pss"] - idle["Pss"]) / args.slots
     print(
         f"  with {args.slots} concurrent grades: {busy['processes']} processes,"
         f" RSS {busy['Rss'] / MB:.0f} MB, PSS {busy['Pss'] / MB:.0f} MB"
     )
-    print(f"  extra per concurrent grade (PSS delta / grades): {extra / MB:.0f} MB")
+    print(f"  extra per concurrent grade (PSS delta / grades): {extra_pss / MB:.0f} MB")
     pool.close()
+
+    print("== naming a failed grade's mistake (parent side, in this process)")
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)  # as a worker's judge runs; restored after
+    try:
+        extra = naming_extra_ms(args.short)
+    finally:
+        torch.set_num_threads(before)
+    naming_median, naming_p95 = statistics.median(extra), percentile(extra, 0.95)
+    print(
+        f"  {len(extra)} wrong solutions: extra judge time median "
+        f"{naming_median:.1f} ms, p95 {naming_p95:.1f} ms, max {max(extra):.1f} ms"
+    )
 
     print("== beside the README")
     show(
@@ -249,7 +306,12 @@ def main() -> None:
         "idle warm pool, 1 / 2 / 4 slots, PSS",
         f"{args.slots} slots: {idle['Pss'] / MB:,.0f} MB",
     )
-    show("extra memory per concurrent grade (PSS)", f"{extra / MB:.0f} MB")
+    show("extra memory per concurrent grade (PSS)", f"{extra_pss / MB:.0f} MB")
+    show(
+        "a failed grade: extra judge time to name a slip every case agrees with",
+        f"median {naming_median:.1f} ms, p95 {naming_p95:.1f} ms "
+        f"({len(extra)} wrong solutions, {'2' if args.short else 'all'} a harness)",
+    )
 
     gates = Gates()
     gates.check(
@@ -257,8 +319,9 @@ def main() -> None:
         "every timed grade passed",
     )
     gates.check(
-        extra / MB <= MAX_EXTRA_PSS_MB,
-        f"extra PSS per concurrent grade {extra / MB:.0f} MB <= {MAX_EXTRA_PSS_MB} MB",
+        extra_pss / MB <= MAX_EXTRA_PSS_MB,
+        f"extra PSS per concurrent grade {extra_pss / MB:.0f} MB"
+        f" <= {MAX_EXTRA_PSS_MB} MB",
     )
     gates.check(
         over_fork <= MAX_WARM_OVER_PLAIN_FORK,

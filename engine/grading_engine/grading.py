@@ -254,12 +254,18 @@ def judge(
     )
 
 
-def judge_cases(module, runs: list[tuple[dict, dict, dict]]) -> list[CheckResult]:
+def judge_cases(
+    module, runs: list[tuple[dict, dict, dict]], *, every_case_agrees: bool = True
+) -> list[CheckResult]:
     """Every case's checks, naming only the slips every case agrees with
     (checks.slip_rules): a slip some case contradicts is ruled out and the
-    cases are judged again, until what is named holds everywhere."""
+    cases are judged again, until what is named holds everywhere.
+    `every_case_agrees=False` names per case, as before that rule (for the
+    benchmark that states its cost)."""
     checks = [check for run in runs for check in _check(module, *run)]
     agrees = getattr(module.check_case, "slip_agrees", None)
+    if not every_case_agrees:
+        agrees = None
     ruled: set[str] = set()
     while agrees is not None:
         named = {c.diagnosis for c in checks if c.diagnosis and not c.passed}
