@@ -40,6 +40,7 @@ FIGURES = (
     "warm grade over one GPT-2 small forward pass",
     "cold / warm",
     "a failed grade: extra judge time to name a slip every case agrees with",
+    "held-out wrong answers named",
     "end to end, API POST -> terminal, 1 worker",
     "throughput, light grades, 2 workers",
     "idle warm pool, 1 / 2 / 4 slots, PSS",

@@ -148,7 +148,6 @@ def naming_extra_ms(short: bool) -> list[float]:
     import yaml
     from grading_engine.exercises.base import load_harness
     from grading_engine.grading import judge_cases
-    from grading_engine.harness.inputs import run_watched
     from grading_engine.reference.tokenizer import get_encoding
 
     get_encoding()  # the tokenizer's files, offline
@@ -159,15 +158,55 @@ def naming_extra_ms(short: bool) -> list[float]:
         if not hasattr(module.check_case, "slip_agrees"):
             continue
         for wrong in spec["wrong_solutions"][: 2 if short else None]:
-            space = {"__name__": "__submission__"}
-            exec(compile(wrong["code"], "<submission>", "exec"), space)  # noqa: S102
-            fn = space[spec["entry_point"]]
-            runs = [(c, *run_watched(module, fn, c)) for c in module.make_cases(1)]
+            runs = _runs(module, spec, wrong["code"], seed=1)
             extra.append(
                 _best_ms(judge_cases, module, runs, True)
                 - _best_ms(judge_cases, module, runs, False)
             )
     return extra
+
+
+def _runs(module, spec: dict, code: str, *, seed: int) -> list:
+    """(case, data, tensors) of `code` on one draw, run in this process as the
+    sandbox's child runs it: what the parent judges."""
+    from grading_engine.harness.inputs import run_watched
+
+    space = {"__name__": "__submission__"}
+    exec(compile(code, "<submission>", "exec"), space)  # noqa: S102
+    fn = space[spec["entry_point"]]
+    return [(c, *run_watched(module, fn, c)) for c in module.make_cases(seed)]
+
+
+def held_out_named(seeds: tuple[int, ...]) -> dict[str, int]:
+    """How the held-out submissions fare (tests/grader/heldout/: written from
+    each exercise's prompt and solution only, never from its known mistakes
+    or the grader): wrong ones failed and named, right ones passed and named
+    (which must be none), per grade on each of `seeds`."""
+    import yaml
+    from grading_engine.exercises.base import load_harness
+    from grading_engine.grading import judge_cases
+    from grading_engine.reference.tokenizer import get_encoding
+
+    get_encoding()  # the tokenizer's files, offline
+    specs = {
+        path.stem: yaml.safe_load(path.read_text(encoding="utf-8"))
+        for path in (ROOT / "content" / "exercises").glob("*.yaml")
+    }
+    kinds = ("wrong", "wrong failed", "wrong named")
+    counts = dict.fromkeys((*kinds, "right", "right passed", "right named"), 0)
+    for path in sorted((ROOT / "tests" / "grader" / "heldout").glob("*.yaml")):
+        for item in yaml.safe_load(path.read_text(encoding="utf-8"))["submissions"]:
+            spec, kind = specs[item["slug"]], item["kind"]
+            module = load_harness(spec["harness"])
+            for seed in seeds:
+                runs = _runs(module, spec, item["code"], seed=seed)
+                failed = [c for c in judge_cases(module, runs) if not c.passed]
+                counts[kind] += 1
+                counts[f"{kind} {'failed' if kind == 'wrong' else 'passed'}"] += (
+                    bool(failed) if kind == "wrong" else not failed
+                )
+                counts[f"{kind} named"] += any(c.diagnosis for c in failed)
+    return counts
 
 
 def _best_ms(judge, module, runs: list, rule: bool) -> float:
@@ -275,6 +314,7 @@ def main() -> None:
     torch.set_num_threads(1)  # as a worker's judge runs; restored after
     try:
         extra = naming_extra_ms(args.short)
+        held = held_out_named((1,) if args.short else (1, 2))
     finally:
         torch.set_num_threads(before)
     naming_median, naming_p95 = statistics.median(extra), percentile(extra, 0.95)
@@ -282,6 +322,8 @@ def main() -> None:
         f"  {len(extra)} wrong solutions: extra judge time median "
         f"{naming_median:.1f} ms, p95 {naming_p95:.1f} ms, max {max(extra):.1f} ms"
     )
+    named_share = held["wrong named"] / held["wrong"]
+    print(f"  held-out submissions: {held}")
 
     print("== beside the README")
     show(
@@ -311,6 +353,12 @@ def main() -> None:
         "a failed grade: extra judge time to name a slip every case agrees with",
         f"median {naming_median:.1f} ms, p95 {naming_p95:.1f} ms "
         f"({len(extra)} wrong solutions, {'2' if args.short else 'all'} a harness)",
+    )
+    show(
+        "held-out wrong answers named",
+        f"{named_share:.0%} ({held['wrong named']} of {held['wrong']} grades; "
+        f"{held['wrong failed']} failed; right: {held['right passed']} of "
+        f"{held['right']} passed, {held['right named']} named)",
     )
 
     gates = Gates()
