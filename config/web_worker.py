@@ -91,8 +91,9 @@ class _Server(Server):
         for conn in queued:
             await loop.connect_accepted_socket(self._protocol, conn)
 
-        # A connection just accepted has its request on the way.
-        while any(c.cycle is None for c in state.connections):
+        # A connection just accepted has its request on the way. (A WebSocket
+        # connection, which the app refuses, has no request cycle to wait for.)
+        while any(getattr(c, "cycle", 0) is None for c in state.connections):
             if time.monotonic() - began >= IDLE_GRACE:
                 break
             await asyncio.sleep(0.02)
