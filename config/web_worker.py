@@ -91,8 +91,8 @@ class _Server(Server):
         for conn in queued:
             await loop.connect_accepted_socket(self._protocol, conn)
 
-        # A connection just accepted has its request on the way. (A WebSocket
-        # connection, which the app refuses, has no request cycle to wait for.)
+        # A connection just accepted has its request on the way (a protocol
+        # without a request cycle has nothing to wait for).
         while any(getattr(c, "cycle", 0) is None for c in state.connections):
             if time.monotonic() - began >= IDLE_GRACE:
                 break
@@ -127,6 +127,11 @@ class _Server(Server):
 
 
 class StreamingUvicornWorker(UvicornWorker):
+    # No WebSocket route exists and Django refuses a websocket scope, which
+    # uvicorn turned into a 500 for any request that asked to upgrade; with
+    # no WebSocket protocol it answers the request as the HTTP it also is.
+    CONFIG_KWARGS = {**UvicornWorker.CONFIG_KWARGS, "ws": "none"}
+
     async def _serve(self) -> None:  # UvicornWorker's, with the server above
         self.config.app = self.wsgi
         server = _Server(config=self.config)

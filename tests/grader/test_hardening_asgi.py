@@ -68,6 +68,18 @@ def test_the_deployed_server_refuses_each_attack_with_a_4xx(db_stack, make_user)
     status, body = call(url, "POST", "/api/v1/auth/token/", '{"\\ud800": 1}')
     assert status == 400, body
 
+    # An upgrade to a WebSocket, which no route takes (nginx drops the header,
+    # but the server may be reached directly): answered as the HTTP request
+    # it also is, not a 500 from Django refusing a websocket scope.
+    upgrade = {
+        "Upgrade": "websocket",
+        "Connection": "Upgrade",
+        "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+        "Sec-WebSocket-Version": "13",
+    }
+    status, body = call(url, "GET", "/healthz", headers=upgrade)
+    assert status == 200, body
+
     # A learn token (what `course login` gets) may not list or revoke tokens.
     status, body = call(url, "GET", "/api/v1/auth/tokens/", headers=auth)
     assert status == 403 and body["scopes_needed"] == ["manage-tokens"], body
