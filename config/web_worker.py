@@ -27,7 +27,6 @@ gunicorn kills the process.
 
 import asyncio
 import logging
-import re
 import socket
 import sys
 import time
@@ -40,9 +39,6 @@ IDLE_GRACE = 1.0  # for an accepted connection's request to arrive
 STREAMS_CUT_AFTER = 3.0
 REQUESTS_CUT_AFTER = 5.5
 CLEANUP_SECONDS = 2.0
-# grader.stream_admission.EVENTS; not imported: gunicorn loads this module
-# before Django is set up.
-EVENT_STREAM = re.compile(r"^/api/v1/submissions/[^/]+/events/$")
 
 logger = logging.getLogger("uvicorn.error")
 
@@ -64,8 +60,12 @@ def accept_queued(sock: socket.socket) -> list[socket.socket]:
 
 
 def is_stream(connection) -> bool:
+    # Imported here: gunicorn loads this module before Django is set up; by
+    # a shutdown the app (and so Django) is loaded.
+    from grader.stream_admission import EVENTS
+
     scope = getattr(connection, "scope", None)
-    return bool(scope) and bool(EVENT_STREAM.match(scope.get("path", "")))
+    return bool(scope) and bool(EVENTS.match(scope.get("path", "")))
 
 
 class _Server(Server):
