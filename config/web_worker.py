@@ -35,7 +35,7 @@ from gunicorn.arbiter import Arbiter
 from uvicorn.server import Server
 from uvicorn_worker import UvicornWorker
 
-IDLE_GRACE = 1.0  # for an accepted connection's request to arrive
+IDLE_GRACE = 2.0  # for an accepted connection's request to arrive
 STREAMS_CUT_AFTER = 3.0
 REQUESTS_CUT_AFTER = 5.5
 CLEANUP_SECONDS = 2.0
