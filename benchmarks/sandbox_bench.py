@@ -177,11 +177,12 @@ def _runs(module, spec: dict, code: str, *, seed: int) -> list:
     return [(c, *run_watched(module, fn, c)) for c in module.make_cases(seed)]
 
 
-def held_out_named(seeds: tuple[int, ...]) -> dict[str, int]:
+def held_out_named(seeds: tuple[int, ...], folder: str = "heldout") -> dict[str, int]:
     """How the held-out submissions fare (tests/grader/heldout/: written from
     each exercise's prompt and solution only, never from its known mistakes
     or the grader): wrong ones failed and named, right ones passed and named
-    (which must be none), per grade on each of `seeds`."""
+    (which must be none), per grade on each of `seeds`. `folder="devset"`:
+    the development set, written the same way, that slips are built from."""
     import yaml
     from grading_engine.exercises.base import load_harness
     from grading_engine.grading import judge_cases
@@ -194,7 +195,7 @@ def held_out_named(seeds: tuple[int, ...]) -> dict[str, int]:
     }
     kinds = ("wrong", "wrong failed", "wrong named")
     counts = dict.fromkeys((*kinds, "right", "right passed", "right named"), 0)
-    for path in sorted((ROOT / "tests" / "grader" / "heldout").glob("*.yaml")):
+    for path in sorted((ROOT / "tests" / "grader" / folder).glob("*.yaml")):
         for item in yaml.safe_load(path.read_text(encoding="utf-8"))["submissions"]:
             spec, kind = specs[item["slug"]], item["kind"]
             module = load_harness(spec["harness"])
@@ -315,6 +316,7 @@ def main() -> None:
     try:
         extra = naming_extra_ms(args.short)
         held = held_out_named((1,) if args.short else (1, 2))
+        dev = None if args.short else held_out_named((1, 2), "devset")
     finally:
         torch.set_num_threads(before)
     naming_median, naming_p95 = statistics.median(extra), percentile(extra, 0.95)
@@ -324,6 +326,8 @@ def main() -> None:
     )
     named_share = held["wrong named"] / held["wrong"]
     print(f"  held-out submissions: {held}")
+    if dev is not None:
+        print(f"  development submissions (the slips were built from them): {dev}")
 
     print("== beside the README")
     show(

@@ -267,6 +267,10 @@ def judge_cases(
     if not every_case_agrees:
         agrees = None
     ruled: set[str] = set()
+    if agrees is not None and any(not c.passed for c in checks):
+        if ruled := _listed_and_contradicted(module, agrees, runs):
+            with ruling_out(ruled):
+                checks = [check for run in runs for check in _check(module, *run)]
     while agrees is not None:
         named = {c.diagnosis for c in checks if c.diagnosis and not c.passed}
         if not (more := contradicted(agrees, runs, named - ruled)):
@@ -275,6 +279,23 @@ def judge_cases(
         with ruling_out(ruled):
             checks = [check for run in runs for check in _check(module, *run)]
     return checks
+
+
+def _listed_and_contradicted(module, agrees, runs) -> set[str]:
+    """Every slip a cheap judge lists that some case contradicts, named or
+    not: two slips that give the same value on one case (so neither is
+    named there) can be told apart by another case. Only judges whose slips
+    are plain values list them (`slip_candidates`)."""
+    candidates = getattr(module.check_case, "slip_candidates", None)
+    if candidates is None:
+        return set()
+    listed = set()
+    for case, _, _ in runs:
+        try:
+            listed |= candidates(case)
+        except Exception:  # noqa: BLE001, S112 - malformed cases judge as before
+            continue
+    return contradicted(agrees, runs, listed) if listed else set()
 
 
 def _check(module, case: dict, data: dict, tensors: dict) -> list[CheckResult]:

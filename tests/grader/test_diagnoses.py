@@ -12,6 +12,7 @@ from grading_engine.checks.fingerprints import MISTAKES
 
 from quiz.content.diagnoses import DiagnosesInvalid, diagnosis_load
 from quiz.content.loader import content_load
+from quiz.content.tree import read_content_tree
 from quiz.models import Diagnosis, Lesson, Section
 from tests.conftest import PROJECT_ROOT
 
@@ -104,6 +105,20 @@ def test_every_lesson_it_names_exists_under_content():
         if lesson not in lessons
     }
     assert lessons and not unknown
+
+
+def test_a_diagnosis_with_lessons_lists_the_lesson_of_each_exercise_naming_it():
+    """A diagnosis with lessons gets only those (no fallback to the
+    exercise's own): a learner who made it on another exercise would be sent
+    to review lessons that never mention that exercise's idea."""
+    lessons = mapped()
+    missing = set()
+    for exercise in read_content_tree(CONTENT).exercises:
+        for wrong in exercise.wrong_solutions:
+            named = lessons.get(wrong.get("diagnosis"))
+            if named and exercise.lesson not in named:
+                missing.add((wrong["diagnosis"], exercise.lesson))
+    assert not missing, f"add these lessons to content/diagnoses.yaml: {missing}"
 
 
 @pytest.mark.django_db

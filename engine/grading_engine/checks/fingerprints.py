@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import torch
 from torch.nn import functional as F
 
+from grading_engine.checks.placement import misplaced
+from grading_engine.checks.proportional import scaled
 from grading_engine.checks.result import CheckResult, fail, likely_mistake
 from grading_engine.checks.slip_rules import ruled_out
 from grading_engine.checks.tensors import error_report
@@ -132,6 +134,8 @@ class Flaws:
     position: bool = True
     ln_f: bool = True
     head_from_wte: bool = False
+    split_reshaped: bool = False  # heads split by a reshape of (b, t, d)
+    merge_viewed: bool = False  # heads merged by a view of (b, nh, t, hs)
 
 
 RIGHT = Flaws()
@@ -176,10 +180,12 @@ def attention(
     """Causal self-attention as plain functions, with optional flaws."""
     b, t, d = x.shape
     hs = d // n_head
-    q, k, v = F.linear(x, c_attn_weight, c_attn_bias).split(d, dim=2)
-    q = q.view(b, t, n_head, hs).transpose(1, 2)  # (b, nh, t, hs)
-    k = k.view(b, t, n_head, hs).transpose(1, 2)
-    v = v.view(b, t, n_head, hs).transpose(1, 2)
+    q, k, v = (
+        z.reshape(b, n_head, t, hs)  # memory order: a "head" of whole tokens
+        if flaws.split_reshaped
+        else z.view(b, t, n_head, hs).transpose(1, 2)  # (b, nh, t, hs)
+        for z in F.linear(x, c_attn_weight, c_attn_bias).split(d, dim=2)
+    )
     att = q @ k.transpose(-2, -1)  # (b, nh, t, t)
     if flaws.scale == "head_size":
         att = att / math.sqrt(hs)
@@ -195,7 +201,8 @@ def attention(
     att = torch.softmax(att, dim=flaws.softmax_dim)
     if flaws.mask == "after":
         att = att.masked_fill(~causal, 0.0)
-    y = (att @ v).transpose(1, 2).contiguous().view(b, t, d)
+    y = att @ v
+    y = (y if flaws.merge_viewed else y.transpose(1, 2)).contiguous().view(b, t, d)
     if flaws.c_proj_transposed:
         return y @ c_proj_weight + c_proj_bias
     return F.linear(y, c_proj_weight, c_proj_bias)
@@ -426,8 +433,10 @@ def fingerprint(
     so NaN in the same places is the match and the message says so.
     """
     match = find_match(got, reference, variants, rtol=rtol, atol=atol)
-    if match is None:
-        return None
+    if match is None:  # none of the exercise's own: moved or scaled numbers?
+        return misplaced(
+            name, got, reference, rtol=rtol, atol=atol, hidden=hidden
+        ) or scaled(name, got, reference, rtol=rtol, atol=atol, hidden=hidden)
     variant, max_abs = match
     if nan_agrees and math.isinf(max_abs):
         how = "it has NaN in the same places"

@@ -26,6 +26,10 @@ from grading_engine.checks.answers import (
     tensor_answer,
 )
 from grading_engine.checks.fingerprints import shipped_variants
+from grading_engine.checks.placement import DIAGNOSES as PLACEMENT
+from grading_engine.checks.placement import agrees as placement_agrees
+from grading_engine.checks.proportional import DIAGNOSES as PROPORTIONAL
+from grading_engine.checks.proportional import agrees as factor_agrees
 from grading_engine.checks.result import CheckResult
 from grading_engine.checks.tensors import case_error
 from grading_engine.checks.values import captured_int
@@ -84,11 +88,19 @@ def tensor_check(
     def slip_agrees(case: dict, data: dict, tensors: dict, diagnosis: str):
         """Whether the learner's tensor on this case is the mistake's
         (checks.slip_rules); None where the mistake does not apply."""
+        got = tensors.get(compare.get("key", "output"))
+        if diagnosis in PLACEMENT or diagnosis in PROPORTIONAL:
+            if data.get("error"):
+                return False  # a case that raised is not the numbers moved
+            shipped = expected(case)
+            want = shipped["output"] if isinstance(shipped, dict) else shipped
+            generic = placement_agrees if diagnosis in PLACEMENT else factor_agrees
+            rtol, atol = module["RTOL"], module["ATOL"]
+            return generic(got, want, diagnosis, rtol=rtol, atol=atol)
         listed = [] if mistakes is None else shipped_variants(mistakes(case))
         variants = [v for v in listed if v.diagnosis == diagnosis]
         if not variants or data.get("error"):
             return None
-        got = tensors.get(compare.get("key", "output"))
         if not isinstance(got, torch.Tensor):
             return False
         for variant in variants:
@@ -135,6 +147,7 @@ def int_check(what: str, expected: Expectation) -> CheckCase:
         return captured_int(data.get("result")) in values if values else None
 
     check_case.slip_agrees = slip_agrees
+    check_case.slip_candidates = lambda case: _slip_names(expected(case))
     return check_case
 
 
@@ -156,7 +169,13 @@ def float_check(what: str, expected: Expectation, **style) -> CheckCase:
         )
 
     check_case.slip_agrees = slip_agrees
+    check_case.slip_candidates = lambda case: _slip_names(expected(case))
     return check_case
+
+
+def _slip_names(answer: dict) -> set[str]:
+    """The slips listed as applying to a case (grading's tie-breaking)."""
+    return {name for value, name, _ in answer["slips"] if value is not None}
 
 
 def _slip_values(answer: dict, diagnosis: str) -> list:

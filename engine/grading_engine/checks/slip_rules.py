@@ -12,7 +12,10 @@ grading.judge rules out every named slip that some case contradicts, then
 judges the cases again. The functions that name slips (values.slip_diagnosis,
 floats.float_close, fingerprints.find_match, answers.wrong_shape_mistake)
 skip what is ruled out, so another slip that agrees everywhere can still be
-named. The cost is paid only when a failed grade named a slip.
+named. The cost is paid only when a failed grade named a slip. Value judges
+also list every slip of a case (`slip_candidates`), so a tie on one case
+(two slips, one number: neither named) is broken by a case where they
+differ (grading.judge_cases).
 """
 
 from __future__ import annotations

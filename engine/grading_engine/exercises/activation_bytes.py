@@ -11,7 +11,7 @@ byte per (t, t) entry, shared by the batch (lesson activation-memory):
 Every hidden draw has b > 1 (so a mask counted per sequence, or scores
 counted for one sequence, show) and
 several layers and heads; the slips are told apart by the term they drop
-or change.
+or change, and a draw where two of them give one number is drawn again.
 """
 
 from __future__ import annotations
@@ -53,21 +53,35 @@ def make_cases(seed: int) -> list[dict]:
               b=8, t=1024, n_layer=12),
     ]  # fmt: skip
     for i in range(3):
-        n_head = rng.choice([2, 4, 8, 12, 16, 25])
-        cases.append(
-            _case(
-                f"random model {i + 1}",
-                True,
-                # b == n_head would make one head's scores and one
-                # sequence's scores the same number: two slips, one value.
-                b=rng.choice([b for b in range(2, 33) if b != n_head]),
-                t=rng.choice([64, 256, 512, 2048]) + rng.randint(0, 63),
-                n_embd=n_head * rng.choice([32, 64, 80, 128]),
-                n_head=n_head,
-                n_layer=rng.randint(2, 48),
-            )
-        )
+        args = _draw(rng)
+        while not _slips_apart(args):  # one number, two slips: draw again
+            args = _draw(rng)
+        cases.append(_case(f"random model {i + 1}", True, **args))
     return cases
+
+
+def _draw(rng: random.Random) -> dict:
+    n_head = rng.choice([2, 4, 8, 12, 16, 25])
+    return {
+        # b == n_head would make one head's scores and one sequence's
+        # scores the same number: two slips, one value.
+        "b": rng.choice([b for b in range(2, 33) if b != n_head]),
+        "t": rng.choice([64, 256, 512, 2048]) + rng.randint(0, 63),
+        "n_embd": n_head * rng.choice([32, 64, 80, 128]),
+        "n_head": n_head,
+        "n_layer": rng.randint(2, 48),
+    }
+
+
+def _slips_apart(args: dict) -> bool:
+    """No two slips give one number here (b == 4: a 4-byte mask and a mask
+    per sequence both add 3·t² per block), so each can be named."""
+    by_value: dict[int, set[str]] = {}
+    for value, name, _ in _slips(args):
+        if value is None:
+            continue
+        by_value.setdefault(value, set()).add(name)
+    return all(len(names) == 1 for names in by_value.values())
 
 
 run_case = returns_int(_ARGS)
@@ -114,6 +128,19 @@ def _slips(args: dict) -> list[tuple[int, str, str]]:
             "forgot-layernorm-stats",
             "that leaves out the LayerNorms' saved mean and 1/std, 2 floats "
             "per token for each of the 2 LayerNorms: 64·d + 16 bytes per token",
+        ),
+        (
+            n_layer * (linear + scores + 4 * mask),
+            "mask-counted-as-float",
+            "that counts the causal mask at 4 bytes per entry, like the fp32 "
+            "activations; it is a bool tensor, 1 byte per (t, t) entry",
+        ),
+        (
+            n_layer * (linear + scores) + mask if n_layer > 1 else None,
+            "mask-once-per-model",
+            "that counts the causal mask once for the whole model; the table "
+            "counts it per block, t² bytes in each of the n_layer blocks, like "
+            "every other saved tensor",
         ),
         (
             linear + scores + mask,

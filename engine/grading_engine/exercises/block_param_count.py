@@ -74,6 +74,24 @@ def _slips(d: int) -> list[tuple[int, str, str]]:
             "that is attention and LayerNorms only; the MLP (c_fc d -> 4d and "
             "c_proj 4d -> d) holds two thirds of a block",
         ),
+        (
+            11 * d * d + 12 * d,
+            "forgot-c-proj",
+            "that leaves out attention's output projection attn.c_proj (d -> d, "
+            "with bias: d^2 + d); attention has two Linears, c_attn and c_proj",
+        ),
+        (
+            12 * d * d + 16 * d,
+            "bias-by-input-width",
+            "that sizes mlp.c_proj's bias by its input width (4d); a Linear's "
+            "bias has one entry per OUTPUT, and c_proj maps 4d -> d: d biases",
+        ),
+        (
+            12 * d * d + 10 * d,
+            "fc-bias-n-embd",
+            "that counts mlp.c_fc's bias as d wide; c_fc maps d -> 4d, so its "
+            "bias has one entry per hidden unit: 4d",
+        ),
     ]
 
 

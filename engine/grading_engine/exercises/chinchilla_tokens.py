@@ -99,6 +99,13 @@ def _slips(args: dict) -> list[tuple[float, str, str]]:
             "D = sqrt(C · r / 6)",
         ),
         (
+            r * right,
+            "ratio-multiplied-for-n",
+            "that is r times too many tokens: N came out as sqrt(C / 6 · r), "
+            "where C = 6·r·N² gives N = sqrt(C / (6·r)). Note that "
+            "flops / 6 * r multiplies by r; put 6 * r in parentheses",
+        ),
+        (
             c / 6,
             "no-sqrt-scaling",
             "that is C / 6, linear in compute; with D = r·N, C = 6·r·N², so "

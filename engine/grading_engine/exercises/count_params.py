@@ -130,6 +130,7 @@ def counts(case: dict) -> dict:
     model = _model(case, device="meta")
     distinct = _distinct(model.parameters())
     expected = sum(p.numel() for p in distinct.values())
+    saved = model.state_dict(keep_vars=True).keys()
     every_use = sum(
         p.numel() for _, p in model.named_parameters(remove_duplicate=False)
     )
@@ -139,6 +140,9 @@ def counts(case: dict) -> dict:
         "shared_extra": every_use - expected,
         "shared_label": _shared_label(model),
         "buffer_numel": sum(b.numel() for b in model.buffers()),
+        "persistent_buffer_numel": sum(
+            b.numel() for name, b in model.named_buffers() if name in saved
+        ),
         "state_dict_total": sum(v.numel() for v in model.state_dict().values()),
         "frozen_numel": sum(
             p.numel() for p in distinct.values() if not p.requires_grad
@@ -175,7 +179,8 @@ def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
         frozen_numel=known["frozen_numel"],
         hidden=case["hidden"],
     )
-    return [_counted_tensors(result, data.get("total"), known["tensors"], expected)]
+    result = _counted_tensors(result, data.get("total"), known["tensors"], expected)
+    return [_counted_saved_buffers(result, data.get("total"), known, expected)]
 
 
 def _counted_tensors(result: CheckResult, captured, tensors: int, expected: int):
@@ -187,10 +192,29 @@ def _counted_tensors(result: CheckResult, captured, tensors: int, expected: int)
         f"{tensors:,} is the number of parameter TENSORS: count their elements, "
         "p.numel() for each, and add those up"
     )
-    return replace(
-        result,
-        message=result.message.replace("\n\n", f": {hint}\n\n", 1)
-        if "\n\n" in result.message
-        else f"{result.message}: {hint}",
-        diagnosis="counted-tensors",
+    return _named(result, hint, "counted-tensors")
+
+
+def _counted_saved_buffers(result: CheckResult, captured, known: dict, expected: int):
+    """Name a total that adds the persistent buffers only: the state_dict
+    deduplicated by storage (it holds those, not the non-persistent ones)."""
+    got = captured.get("value") if isinstance(captured, dict) else None
+    extra = known["persistent_buffer_numel"]
+    if result.passed or result.diagnosis or not extra or got != expected + extra:
+        return result
+    hint = (
+        f"you counted the buffers the state_dict saves too (+{extra:,}); "
+        "buffers such as masks and running statistics are state, not "
+        "parameters: count model.parameters()"
     )
+    return _named(result, hint, "counted-buffers")
+
+
+def _named(result: CheckResult, hint: str, diagnosis: str) -> CheckResult:
+    """`result` naming `diagnosis`, its hint put before the breakdown table."""
+    message = result.message
+    if "\n\n" in message:
+        message = message.replace("\n\n", f": {hint}\n\n", 1)
+    else:
+        message = f"{message}: {hint}"
+    return replace(result, message=message, diagnosis=diagnosis)

@@ -101,6 +101,20 @@ def _variants(idx, wte, wpe) -> list[Variant]:
             lambda: wte[idx] + wpe[1 : t + 1],
             "your output matches positions 1..t: positions start at 0, so add wpe[:t]",
         ),
+        Variant(
+            "positions-from-wte",
+            lambda: wte[idx] + wte[:t],
+            "your output matches position vectors taken from the token table, "
+            "wte[0..t-1]: the positions index the position table, "
+            "so add wpe[:t]",
+        ),
+        Variant(
+            "positions-along-batch",
+            lambda: wte[idx] + wpe[: idx.shape[0]].unsqueeze(1),
+            "your output matches one position row per SEQUENCE (wpe[:b], "
+            "broadcast over its tokens): positions run along the time axis, "
+            "so token j of every sequence gets wpe[j], rows 0..t-1",
+        ),
     ]
 
 

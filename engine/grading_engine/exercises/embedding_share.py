@@ -112,6 +112,16 @@ def _slips(case: dict) -> list[tuple[float, str, str]]:
                 "tensor once, e.g. over model.parameters()",
             )
         )
+        slips.append(
+            (
+                (n["wte"] + n["wpe"]) / (n["total"] + n["wte"]),
+                "counted-tied-twice",
+                "your denominator counts the tied matrix twice: state_dict() "
+                "(like named_parameters(remove_duplicate=False)) lists "
+                "wte.weight and lm_head.weight, one tensor, under both names. "
+                "Count each tensor once, e.g. over model.parameters()",
+            )
+        )
     else:
         slips.append(
             (

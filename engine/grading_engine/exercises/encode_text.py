@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import random
+import unicodedata
 
 from grading_engine.checks.int_lists import read_int_list, unreadable
 from grading_engine.checks.result import CheckResult, fail
@@ -115,11 +116,30 @@ def encodings(case: dict) -> dict:
             [enc.eot_token, *ids],
             [*ids, enc.eot_token],
         ],
+        # each line encoded apart: without its newline, or with it but cut
+        # off from the whitespace and text it would merge with
+        "encoded-by-line": [
+            [i for line in text.splitlines(keepends=keep) for i in enc.encode(line)]
+            for keep in (False, True)
+        ],
+        # a space put in front (where the text starts with one, adding it
+        # only when missing is the answer)
+        "prepended-space": enc.encode(" " + text),
+        # non-ASCII characters removed (accents with their letters, or the
+        # letters kept after an NFKD decomposition)
+        "dropped-non-ascii": [
+            enc.encode(_ascii_only(text)),
+            enc.encode(_ascii_only(unicodedata.normalize("NFKD", text))),
+        ],
         "eot": enc.eot_token,
     }
 
 
-def _diagnose(known: dict, text: str, got: list):
+def _ascii_only(text: str) -> str:
+    return text.encode("ascii", errors="ignore").decode("ascii")
+
+
+def _usual_slip(known: dict, text: str, got: list):
     if got == list(text.encode("utf-8")):
         return "utf8-bytes", (
             "those are the text's UTF-8 bytes; BPE merges bytes into tokens, "
@@ -153,6 +173,60 @@ def _diagnose(known: dict, text: str, got: list):
             "only"
         )
     return None, ""
+
+
+# Hints of the slips that can give another slip's ids on some text (encoding
+# line by line gives the stripped text's ids when the only newlines lead or
+# trail), so _diagnose names them only where no other slip gives the answer.
+_MORE_HINTS = {
+    "by-line-dropped": (
+        "those are the ids of each line encoded on its own: splitting into "
+        "lines drops the newline characters, which are tokens too ('\\n' "
+        "is 198, '\\n\\n' is 628). Encode the whole text in one call"
+    ),
+    "by-line-kept": (
+        "those are the ids of each line encoded on its own, newline kept: "
+        "BPE merges across line ends ('\\n\\n' is one token, 628), so "
+        "encode the whole text in one call"
+    ),
+    "prepended-space": (
+        "those are the ids of the text with a space put in front: a word "
+        "carries a leading space only where the text has one (' sky' in "
+        "'The sky'), so 'The sky is' starts with 'The', 464. Encode the "
+        "text exactly as given"
+    ),
+    "dropped-non-ascii": (
+        "those are the ids of the text with its non-ASCII characters "
+        "removed: GPT-2's BPE works on UTF-8 bytes, so accents, emoji and "
+        "CJK encode without errors, as tokens of their own. Keep every "
+        "character"
+    ),
+}
+
+
+def _more_slips(known: dict, got: list) -> list[tuple[str, str]]:
+    dropped, kept = known["encoded-by-line"]
+    rows = [
+        ("encoded-by-line", [dropped], _MORE_HINTS["by-line-dropped"]),
+        ("encoded-by-line", [kept], _MORE_HINTS["by-line-kept"]),
+        ("prepended-space", [known["prepended-space"]], None),
+        ("dropped-non-ascii", known["dropped-non-ascii"], None),
+    ]
+    return [
+        (diagnosis, hint or _MORE_HINTS[diagnosis])
+        for diagnosis, values, hint in rows
+        if got in values
+    ]
+
+
+def _diagnose(known: dict, text: str, got: list):
+    """The slip `got` is, if it is one. An answer that two slips give on
+    this text is a tie, and neither is named on this case."""
+    found = [_usual_slip(known, text, got)]
+    found = [slip for slip in found if slip[0]] + _more_slips(known, got)
+    if len({diagnosis for diagnosis, _ in found}) != 1:
+        return None, ""
+    return found[0]
 
 
 def _form_problem(name, read, expected_shown, hidden) -> CheckResult | None:

@@ -104,6 +104,20 @@ def _slips(args: dict) -> list[tuple[int, str, str]]:
             for half in sorted({attention // 2, 4 * L * (T // 2) * d})
         ),
         (
+            (weights - 4 * L * d * d + attention) * factor,
+            "c-attn-as-square",
+            "that counts c_attn as a d -> d matrix; it projects each token to "
+            "q, k and v at once, d -> 3d, so a block's four matrices hold "
+            "3d² + d² + 4d² + 4d² = 12·d² weights, not 10·d²",
+        ),
+        (
+            (weights - 8 * L * d * d + attention) * factor,
+            "forgot-mlp-matrix",
+            "that leaves one of the MLP's two 4·d² matrices out of each block "
+            "(c_fc d -> 4d or mlp.c_proj 4d -> d): a block's four matrices "
+            "hold 3d² + d² + 4d² + 4d² = 12·d² weights",
+        ),
+        (
             (weights + 2 * V * d + attention) * factor,
             "counted-embedding-lookup",
             "the embedding lookup is indexing, not a matmul: count the V·d "

@@ -113,6 +113,7 @@ def _weight_slips(args) -> list[tuple[torch.Tensor, str, str]]:
             "so the first n_embd rows must all be w_q; use torch.cat(..., dim=0)",
         ),
     ]
+    slips += _repeated_blocks(ws, "weight")
     for order in itertools.permutations(NAMES):
         if order != NAMES:
             slips.append(
@@ -128,6 +129,28 @@ def _weight_slips(args) -> list[tuple[torch.Tensor, str, str]]:
     return slips
 
 
+def _repeated_blocks(parts: dict, key: str) -> list[tuple[torch.Tensor, str, str]]:
+    """The fusions with one block replaced by a copy of another, so one of
+    q, k, v appears twice and one never: a copy-paste slip such as
+    cat([b_q, b_k, b_k]). Six of them, each a full copy of the answer."""
+    p = key[0]  # w_q or b_q
+    slips = []
+    for slot, wrong in itertools.permutations(range(3), 2):
+        used = list(NAMES)
+        used[slot] = NAMES[wrong]
+        slips.append(
+            (
+                torch.cat([parts[n] for n in used], dim=0),
+                "qkv-block-repeated",
+                f"your fused {key} is cat([{', '.join(f'{p}_{n}' for n in used)}]): "
+                f"{p}_{NAMES[wrong]} is in twice and {p}_{NAMES[slot]} never "
+                "appears (a copy-paste slip?). The three blocks must be q, k "
+                "and v, each once, in that order",
+            )
+        )
+    return slips
+
+
 def _bias_slips(args) -> list[tuple[torch.Tensor, str, str]]:
     b_q, b_k, b_v = args[1::2]
     return [
@@ -137,7 +160,8 @@ def _bias_slips(args) -> list[tuple[torch.Tensor, str, str]]:
             "your bias is b_q + b_k + b_v, (n_embd,): the fused layer has "
             "3 * n_embd outputs and each needs its own bias, so concatenate "
             "them like the weights, torch.cat([b_q, b_k, b_v])",
-        )
+        ),
+        *_repeated_blocks(dict(zip(NAMES, args[1::2], strict=True)), "bias"),
     ]
 
 

@@ -109,8 +109,14 @@ def gelu_variant(x: torch.Tensor, kind: str) -> torch.Tensor:
         c = math.sqrt(math.pi / 2.0)
     elif kind == "no-sqrt":
         c = 2.0 / math.pi
+    elif kind == "two-times-pi":
+        c = math.sqrt(2.0 * math.pi)
     elif kind == "no-half":
         half = 1.0
+    elif kind == "coefficient-x10":  # 0.44715: a zero dropped
+        k *= 10
+    elif kind == "coefficient-div10":  # 0.0044715: a zero added
+        k /= 10
     return half * x * (1.0 + torch.tanh(c * (x + k * x**3)))
 
 
@@ -183,6 +189,23 @@ def _variants(x: torch.Tensor) -> list[Variant]:
             variant("no-sqrt"),
             "your output matches 2/pi without the square root: the "
             "constant is math.sqrt(2 / math.pi), about 0.7979",
+        ),
+        Variant(
+            "wrong-constant",
+            variant("two-times-pi"),
+            "your output matches sqrt(2 * pi), about 2.507, in place of "
+            "sqrt(2 / pi): the constant divides 2 by pi, "
+            "math.sqrt(2 / math.pi), about 0.7979",
+        ),
+        *(
+            Variant(
+                "gelu-coefficient-mistyped",
+                variant(f"coefficient-{typo}"),
+                f"your output matches the cubic coefficient typed as {value}: "
+                "the tanh approximation uses 0.044715 (x + 0.044715 * x**3); "
+                "check the number of zeros",
+            )
+            for typo, value in (("x10", "0.44715"), ("div10", "0.0044715"))
         ),
         Variant(
             "missing-half",

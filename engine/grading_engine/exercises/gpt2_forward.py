@@ -23,6 +23,7 @@ from grading_engine.checks.divergence import (
 )
 from grading_engine.checks.fingerprints import (
     GPT2_FLAWS,
+    Flaws,
     Variant,
     causal_property,
     computed,
@@ -190,13 +191,58 @@ def expected_logits(case: dict) -> dict:
     }
 
 
+_LAYOUTS = [
+    (
+        "view-without-transpose",
+        Flaws(split_reshaped=True, merge_viewed=True),
+        "your logits match heads split with q.reshape(b, n_head, t, head_size) "
+        "straight from (b, t, n_embd) and merged back the same way: that reads "
+        "the numbers in memory order, so a head gets whole tokens, not its "
+        "channels. Split with view(b, t, n_head, head_size).transpose(1, 2) "
+        "and merge with transpose(1, 2) before the view to (b, t, n_embd)",
+    ),
+    (
+        "view-without-transpose",
+        Flaws(split_reshaped=True),
+        "your logits match heads split with q.reshape(b, n_head, t, head_size) "
+        "straight from (b, t, n_embd): that reads the numbers in memory order, "
+        "so a head gets whole tokens, not its channels. Split with "
+        "view(b, t, n_head, head_size).transpose(1, 2)",
+    ),
+    (
+        "merge-without-transpose",
+        Flaws(merge_viewed=True),
+        "your logits match heads merged with a view of (b, n_head, t, "
+        "head_size) straight to (b, t, n_embd): that lays the heads' outputs "
+        "out in memory order, mixing positions. transpose(1, 2) back to "
+        "(b, t, n_head, head_size) first, then view as (b, t, n_embd)",
+    ),
+]
+
+
+def _gpt2_variants(idx, sd, n_head) -> list[Variant]:
+    """This exercise's known mistakes on top of the shared GPT2_FLAWS: heads
+    split or merged in memory order, each with its own message."""
+    return [
+        Variant(
+            diagnosis,
+            lambda flaws=flaws: gpt2_logits(idx, sd, n_head, flaws),
+            message,
+        )
+        for diagnosis, flaws, message in _LAYOUTS
+    ]
+
+
 @expectation(when=_small)
 def known_mistakes(case: dict) -> list:
     """What the known whole-model mistakes give (shipped likewise)."""
     idx, sd, n_head, _, _ = inputs(case)
     return computed(
-        Variant(diagnosis, lambda f=flaws: gpt2_logits(idx, sd, n_head, f))
-        for diagnosis, flaws in GPT2_FLAWS
+        [
+            Variant(diagnosis, lambda f=flaws: gpt2_logits(idx, sd, n_head, f))
+            for diagnosis, flaws in GPT2_FLAWS
+        ]
+        + _gpt2_variants(idx, sd, n_head)
     )
 
 
@@ -223,7 +269,9 @@ def stage_mistakes(case: dict, stage: str) -> list:
     """What the known mistakes give on one probe (shipped likewise)."""
     idx, sd, n_head, _, model = inputs(case)
     probe = probe_state_dict(sd, model.config.n_layer, stage)
-    return computed(stage_variants(probe, idx, n_head))
+    return computed(
+        stage_variants(probe, idx, n_head) + _gpt2_variants(idx, probe, n_head)
+    )
 
 
 def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:

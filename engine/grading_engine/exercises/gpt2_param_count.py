@@ -115,6 +115,24 @@ def _slips(args: dict, tied: bool) -> list[tuple[int, str, str]]:
             "forgot-block-biases",
             "each block also has 13 x n_embd bias and LayerNorm parameters",
         ),
+        (
+            expected - L * 3 * d,
+            "fc-bias-n-embd",
+            "each block's mlp.c_fc maps n_embd -> 4 x n_embd, so its bias has "
+            "4 x n_embd entries, one per hidden unit, not n_embd",
+        ),
+        (
+            expected + L * 3 * d,
+            "bias-by-input-width",
+            "each block's mlp.c_proj maps 4 x n_embd -> n_embd; a Linear's bias "
+            "has one entry per OUTPUT, n_embd, not one per input",
+        ),
+        (
+            expected - L * (d * d + d),
+            "forgot-c-proj",
+            "each block's attention has an output projection attn.c_proj "
+            "(n_embd -> n_embd, with bias) after c_attn: count it too",
+        ),
     ]
 
 

@@ -51,6 +51,29 @@ MESSAGES = {
         "your output matches attention without 1/sqrt(head_size): scale the "
         "scores before the softmax"
     ),
+    "scale-by-d-k": (
+        "your output matches scores divided by head_size itself: the scale "
+        "is 1 / sqrt(head_size), the standard deviation of a dot product of "
+        "head_size unit-variance terms; dividing by head_size flattens the "
+        "softmax"
+    ),
+    "mask-sees-next-key": (
+        "your mask is off by one: position i also sees position i + 1 (the "
+        "mask hides keys from i + 2 on, triu(diagonal=2)). Hide every key "
+        "after the query, j > i: triu(diagonal=1), or keep tril()"
+    ),
+    "mask-with-zero": (
+        "your output matches the future's scores set to 0 (a multiply by "
+        "the lower-triangular mask, or masked_fill with 0): exp(0) = 1, so "
+        "future positions still get weight. Fill them with float('-inf') "
+        "before the softmax, so their weight is exactly 0"
+    ),
+    "scale-by-time": (
+        "your output matches scores divided by sqrt of the sequence length "
+        "(q.shape[-2], the time axis of (b, n_head, t, head_size)): the "
+        "scale is 1 / sqrt(head_size), the size of the LAST axis, the one "
+        "the dot product sums over"
+    ),
     "masked-diagonal": (
         "your mask also hides the diagonal (j = i): a position may attend to "
         "itself, and position 0 then has no key left, 0/0 = NaN. Mask only "
@@ -95,8 +118,9 @@ def inputs(case: dict) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     )
 
 
-def attend(q, k, v, *, repeat="interleave", mask=True, scale=True) -> torch.Tensor:
-    """Each query head's group of keys and values, then causal attention."""
+def attend(q, k, v, *, repeat="interleave", mask=True, scale="d_k") -> torch.Tensor:
+    """Each query head's group of keys and values, then causal attention
+    (`scale` as heads.attend takes it)."""
     rep = q.shape[1] // k.shape[1]
     if repeat == "interleave":
         k, v = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)
@@ -106,19 +130,34 @@ def attend(q, k, v, *, repeat="interleave", mask=True, scale=True) -> torch.Tens
         q,
         k,
         v,
-        scale="d_k" if scale else "none",
+        scale=scale,
         mask="causal" if mask else None,
     ).float()
 
 
-def _masked_diagonal(q, k, v) -> torch.Tensor:
-    """Causal attention whose mask hides the diagonal too (NaN at position 0)."""
+def _by_hand(
+    q, k, v, *, first_hidden: int = 1, fill: float = float("-inf"), divisor=None
+) -> torch.Tensor:
+    """Causal attention written out, with one of its usual slips: a mask off
+    by one (it hides keys from i + first_hidden on; right: 1, so 0 hides the
+    diagonal too, NaN at position 0, and 2 lets each position see the next
+    one), the future filled with `fill` instead of -inf, or the scores
+    divided by `divisor` instead of sqrt(head_size)."""
     rep = q.shape[1] // k.shape[1]
     k, v = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)
-    scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
+    scores = q @ k.transpose(-2, -1) / (divisor or q.shape[-1] ** 0.5)
     t = q.shape[2]
-    hidden = torch.ones(t, t, dtype=torch.bool).triu()
-    return scores.masked_fill(hidden, float("-inf")).softmax(-1) @ v
+    hidden = torch.ones(t, t, dtype=torch.bool).triu(diagonal=first_hidden)
+    return scores.masked_fill(hidden, fill).softmax(-1) @ v
+
+
+def _scaled_by_time(q, k, v) -> torch.Tensor:
+    """Scores divided by sqrt(t), the size of axis -2, instead of axis -1's:
+    the answer itself where t == head_size, so it does not apply there."""
+    t, hs = q.shape[-2:]
+    if t == hs:
+        raise ValueError("sqrt(t) is sqrt(head_size) here")
+    return _by_hand(q, k, v, divisor=t**0.5)
 
 
 run_case = calls(inputs)
@@ -138,13 +177,33 @@ def _variants(q, k, v) -> list[Variant]:
         ),
         Variant(
             "missing-scale",
-            lambda: attend(q, k, v, scale=False),
+            lambda: attend(q, k, v, scale="none"),
             MESSAGES["missing-scale"],
         ),
         Variant(
+            "scale-by-d-k",
+            lambda: attend(q, k, v, scale="d_k_full"),
+            MESSAGES["scale-by-d-k"],
+        ),
+        Variant(
             "masked-diagonal",
-            lambda: _masked_diagonal(q, k, v),
+            lambda: _by_hand(q, k, v, first_hidden=0),
             MESSAGES["masked-diagonal"],
+        ),
+        Variant(
+            "mask-sees-next-key",
+            lambda: _by_hand(q, k, v, first_hidden=2),
+            MESSAGES["mask-sees-next-key"],
+        ),
+        Variant(
+            "mask-with-zero",
+            lambda: _by_hand(q, k, v, fill=0.0),
+            MESSAGES["mask-with-zero"],
+        ),
+        Variant(
+            "scale-by-time",
+            lambda: _scaled_by_time(q, k, v),
+            MESSAGES["scale-by-time"],
         ),
     ]
 

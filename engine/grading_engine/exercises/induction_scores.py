@@ -7,8 +7,9 @@ mean weight on that key over the repeat's queries, one number per head,
 compared with the causal-uniform baseline (lesson attention-patterns).
 Random causal maps make every slip (the duplicate token at i - period, the
 previous token, a sum instead of a mean, rows read as keys, the repeat
-assumed to be half the sequence) give a different number; every draw has a
-sequence of three repeats, where T // 2 is not the period, and one more with
+assumed to be half the sequence, only the first repeat scored) give a
+different number; every draw has a sequence of three repeats, where T // 2
+is not the period and a third copy scores too, and one more with
 fixed values (and seed): three copies of a 5-token block.
 """
 
@@ -67,6 +68,12 @@ MESSAGES = {
         "the length of the whole sequence: only the T - period queries of "
         "the repeats are scored, so divide by their number (take .mean over "
         "them)"
+    ),
+    "first-repeat-only": (
+        "your scores match a mean over the first repeat only, queries "
+        "period .. 2 * period - 1: a sequence may hold more than two copies "
+        "of the block, and every query after the first copy scores, so "
+        "average over i = period .. T - 1"
     ),
     "period-from-length": (
         "your scores match a period of T // 2: the repeated block is "
@@ -152,6 +159,7 @@ def reference(maps: torch.Tensor, period: int) -> torch.Tensor:
 def _variants(maps: torch.Tensor, period: int) -> list[Variant]:
     t = maps.shape[-1]
     i = torch.arange(period, t)
+    q1 = torch.arange(period, 2 * period)  # the first repeat's queries
     compute = {
         "duplicate-token-not-induction": lambda: scores_at(maps, period, 0),
         "previous-token-not-induction": lambda: scores_at(maps, period, period - 1),
@@ -159,6 +167,7 @@ def _variants(maps: torch.Tensor, period: int) -> list[Variant]:
         "summed-not-averaged": lambda: maps[..., i, i - period + 1].sum(-1),
         "period-from-length": lambda: scores_at(maps, t // 2, 1),
         "mean-over-all-queries": lambda: maps[..., i, i - period + 1].sum(-1) / t,
+        "first-repeat-only": lambda: maps[..., q1, q1 - period + 1].mean(-1),
     }
     variants = [Variant(d, fn, MESSAGES[d]) for d, fn in compute.items()]
     for first in (period - 1, period + 1):  # one query more, one fewer

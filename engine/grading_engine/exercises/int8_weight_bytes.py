@@ -32,6 +32,8 @@ def _parts(vocab_size, block_size, n_embd, n_layer) -> dict[str, int]:
         "columns": L * 7 * d,  # input columns: d + d + d + 4d
         "matrices": L * 4,
         "rest": total - linear,
+        "wpe": block_size * d,
+        "wte": vocab_size * d,
     }
 
 
@@ -71,6 +73,7 @@ run_case = returns_int(_ARGS)
 def _slips(args: dict) -> list[tuple[int, str, str]]:
     p = _parts(**args)
     total = p["linear"] + p["rest"]
+    right = reference(**args)
     return [
         (
             p["linear"] + 2 * p["rest"],
@@ -105,6 +108,20 @@ def _slips(args: dict) -> list[tuple[int, str, str]]:
             "quantized-everything",
             "only the block Linear weights are int8; embeddings, biases and "
             "LayerNorms stay in bf16",
+        ),
+        (
+            right - 2 * p["wpe"],
+            "forgot-position-embedding",
+            "the position table wpe (block_size x n_embd) is a parameter too: "
+            "it stays in bf16, 2 bytes per entry",
+        ),
+        (
+            # the tied table in int8 (1 byte) with a 4-byte scale per vocab row
+            right - p["wte"] + 4 * args["vocab_size"],
+            "quantized-tied-head",
+            "the tied head is the wte table, which the recipe keeps in bf16 (2 "
+            "bytes per entry, no scales): only the four Linears inside each "
+            "block are int8",
         ),
     ]
 

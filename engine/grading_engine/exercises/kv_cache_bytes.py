@@ -96,9 +96,23 @@ def _slips(args: dict) -> list[tuple[int, str, str]]:
             "that is one layer's cache; every layer keeps its own keys and values",
         ),
         (
+            expected // args["n_layer"] * (args["n_layer"] - 1),
+            "one-layer-short",
+            "that is the cache of n_layer - 1 layers: a loop such as "
+            "range(1, n_layer) leaves one out; range(n_layer) visits every "
+            "layer, and each keeps its own keys and values",
+        ),
+        (
             expected // args["batch_size"],
             "forgot-batch",
             "that is one sequence's cache; each sequence in the batch has its own",
+        ),
+        (
+            expected // 2 * 3,
+            "cached-queries",
+            "that caches three vectors per position, queries too; only keys "
+            "and values are reused by later tokens (a query is used once, by "
+            "its own step), so the cache holds 2 vectors per position per layer",
         ),
         (
             expected * 8,

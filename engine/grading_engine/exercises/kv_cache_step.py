@@ -76,6 +76,12 @@ MESSAGES = {
         "(t_past + t_new, axis -2 of k_all): the scale is 1 / sqrt(head_size), "
         "the size of the LAST axis, the one the dot product sums over"
     ),
+    "scale-by-d-k": (
+        "your output matches scores divided by head_size itself: the scale "
+        "is 1 / sqrt(head_size), the standard deviation of a dot product of "
+        "head_size unit-variance terms; dividing by head_size flattens the "
+        "softmax"
+    ),
 }
 
 
@@ -200,6 +206,11 @@ def _variants(args, expected: dict) -> list[Variant]:
             "scale-by-time",
             lambda: _attend_with(q, k_all, v_all, scale=k_all.shape[2] ** -0.5),
             MESSAGES["scale-by-time"],
+        ),
+        Variant(
+            "scale-by-d-k",
+            lambda: _attend_with(q, k_all, v_all, scale=1 / q.shape[-1]),
+            MESSAGES["scale-by-d-k"],
         ),
         Variant(
             "new-token-not-attended",

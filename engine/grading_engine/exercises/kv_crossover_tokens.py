@@ -145,6 +145,20 @@ def _slips(a: dict) -> list[tuple[int, str, str]]:
             "compare bytes with bytes: weights and cache may use different dtypes",
         ),
     ]
+    if a["weight_bytes"] != a["cache_bytes"]:  # else the swap is the answer
+        elements = a["batch_size"] * per_seq // a["cache_bytes"]
+        slips.append(
+            (
+                _ceil_div(
+                    a["n_params"] * a["cache_bytes"], elements * a["weight_bytes"]
+                ),
+                "swapped-byte-widths",
+                "that prices the weights at cache_bytes and the cache at "
+                "weight_bytes: each side takes its own dtype, n_params x "
+                "weight_bytes for the weights and cache_bytes for each cached "
+                "number",
+            )
+        )
     if weights % (a["batch_size"] * per_seq) == 0:
         slips.append(
             (

@@ -121,6 +121,30 @@ def _head_dim_from_hidden(config: dict) -> list[int]:
     return sorted({from_heads, square})
 
 
+def _head_slip(table: int, right: int, tied: bool) -> tuple[int, str, str]:
+    """The head miscounted for this config's flag: one table too many when
+    tied, one too few when untied.
+
+    Each is listed only on the configs where it changes the count, so the
+    three ways to get the head wrong are each named by what they did: a head
+    counted whatever the flag (tied configs wrong), a head left out whatever
+    the flag (untied configs wrong), and the flag read backwards (both).
+    """
+    if tied:
+        return (
+            right + table,
+            "counted-head-twice",
+            "tie_word_embeddings is true here: the head reuses the embedding "
+            "matrix, so count the vocab_size x hidden_size table once",
+        )
+    return (
+        right - table,
+        "forgot-untied-head",
+        "tie_word_embeddings is false here: the head is its own vocab_size x "
+        "hidden_size matrix, a second table to count",
+    )
+
+
 def _slips(config: dict) -> list[tuple[int, str, str]]:
     p = _parts(config)
     L = config["num_hidden_layers"]
@@ -145,17 +169,19 @@ def _slips(config: dict) -> list[tuple[int, str, str]]:
             for value in _head_dim_from_hidden(config)
         ),
         (
+            right - L * p["qo"] // 2,
+            "forgot-q-or-o-proj",
+            "that leaves one hidden_size x num_attention_heads * head_dim "
+            "matrix out of each block: attention has two of them, q_proj and "
+            "o_proj (the output projection back to hidden_size)",
+        ),
+        (
             right - L * p["mlp"] // 3,
             "two-matrix-mlp",
             "a SwiGLU MLP has three matrices (gate_proj, up_proj, down_proj), "
             "each hidden_size x intermediate_size",
         ),
-        (
-            right + (-p["table"] if not tied else p["table"]),
-            "tying-backwards",
-            "tie_word_embeddings true means the head reuses the embedding (one "
-            "table); false means a second vocab_size x hidden_size matrix",
-        ),
+        _head_slip(p["table"], right, tied),
         (
             right - L * p["norms"] - p["final_norm"],
             "forgot-norms",

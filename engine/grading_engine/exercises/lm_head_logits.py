@@ -2,8 +2,10 @@
 
 logits = x @ weight.T, weight stored (V, d) like nn.Linear(d, V). The visible
 GPT-2 case feeds the reference's final hidden state for "The sky is" and
-shows the top-5 next tokens of both answers. One hidden case is square
-(V == d), where x @ weight runs but means something else.
+shows the top-5 next tokens of both answers; x is ln_f's output already,
+so a LayerNorm applied again is a known mistake, as are cosine similarities
+(both sides normalised). One hidden case is square (V == d), where
+x @ weight runs but means something else.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import random
 
 import torch
+import torch.nn.functional as F
 
 from grading_engine.checks.answers import tensor_answer
 from grading_engine.checks.fingerprints import Variant, computed, shipped_variants
@@ -93,6 +96,21 @@ def _variants(x, weight, expected) -> list[Variant]:
             "your output matches the logits divided by sqrt(n_embd), the "
             "scale of attention scores: the head has no scale, its logits "
             "are the plain dot products x @ weight.T",
+        ),
+        Variant(
+            "normalised-again",
+            lambda: F.layer_norm(x, x.shape[-1:]) @ weight.T,
+            "your output matches the head applied to layer_norm(x): x is "
+            "already the output of ln_f, the model's last LayerNorm, so "
+            "normalising it again (without ln_f's gain and bias) changes the "
+            "scores. Multiply x by the head's weight as it is",
+        ),
+        Variant(
+            "cosine-logits",
+            lambda: F.normalize(x, dim=-1) @ F.normalize(weight, dim=-1).T,
+            "your output matches cosine similarities, x and the rows of weight "
+            "each scaled to length 1 first: the logits are the raw dot "
+            "products x @ weight.T, whose row lengths are part of the score",
         ),
         Variant(
             "missing-projection",

@@ -6,9 +6,10 @@ predictions per row) and averages -log p over those b * (t - 1) pairs. The
 usual slips are each a different pairing or reduction, and each gives a
 number the parent can recompute: no shift (the token predicts itself),
 shifted the wrong way (the token predicts the one before it), a softmax over
-the time axis, a sum instead of a mean. `.view` on the sliced logits raises
-for b > 1 because the slice is not contiguous; the hidden cases all have
-b > 1.
+the time axis, a sum instead of a mean (or over the batch only), targets
+rolled so the last position wraps around to the row's first token. `.view`
+on the sliced logits raises for b > 1 because the slice is not contiguous;
+the hidden cases all have b > 1.
 """
 
 from __future__ import annotations
@@ -172,6 +173,21 @@ def _variants(logits: torch.Tensor, idx: torch.Tensor) -> list[Variant]:
             lambda: _nll(logits[:, :-1], idx[:, 1:]).sum(),
             "your loss is the SUM over positions: average it over the "
             "b * (t - 1) predictions so it does not grow with batch or length",
+        ),
+        Variant(
+            "summed-over-time",
+            lambda: _nll(logits[:, :-1], idx[:, 1:]).sum() / idx.size(0),
+            "you summed the losses of each row and averaged over the batch "
+            "only, a per-sequence total that grows with the length: divide the "
+            "sum by every prediction, b * (t - 1), not by b",
+        ),
+        Variant(
+            "wrapped-targets",
+            lambda: _nll(logits, idx.roll(-1, dims=1)).mean(),
+            "your targets wrap around (a roll): the last position is scored "
+            "against the row's FIRST token, which it never precedes. The last "
+            "position has no next token: drop it, logits[:, :-1] against "
+            "idx[:, 1:]",
         ),
         Variant(
             "averaged-over-t",

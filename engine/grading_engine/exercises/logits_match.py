@@ -222,7 +222,8 @@ def _check_answer(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
     results = [_key_check(name, key, data.get(key), want, case, hidden) for key in KEYS]
     if all(r.passed for r in results):
         return results
-    if diagnosis := _diagnose(known_numbers(case), data, want, case["atol"]):
+    diagnosis = _diagnose(known_numbers(case), data, want, case["atol"])
+    if diagnosis := diagnosis or _diagnose_worst(case, data.get("worst"), want):
         slug, message = diagnosis
         results.append(likely_mistake(name, message, diagnosis=slug, hidden=hidden))
     return results
@@ -338,6 +339,30 @@ ARGMAX_WRONG_AXIS = (
     "prediction at each position is the argmax over the vocabulary, the last "
     "axis (dim=-1)",
 )
+
+
+def _diagnose_worst(case: dict, got, want: dict) -> tuple[str, str] | None:
+    """A worst index unravelled by hand with t = flat // V, the modulo T
+    left out: its time index then counts the positions of the rows before
+    it too, b * T + t. Named only where the worst logit is past row 0 (in
+    row 0 that index is right)."""
+    if not isinstance(got, list) or len(got) != 3:
+        return None
+    ours, theirs = inputs(case)
+    b, t, v = got
+    T = ours.shape[1]
+    if not 0 < b < ours.shape[0] or t // T != b:
+        return None
+    if not _is_a_worst([b, t % T, v], ours, theirs, want["max_abs"]):
+        return None
+    return (
+        "unravel-missing-modulo",
+        f"your worst index has time {t}, but a row has {T} positions, "
+        f"0..{T - 1}: "
+        "flat // V counts every position before the worst one, those of the "
+        "earlier rows too. Take it modulo T (or use torch.unravel_index) so "
+        "the time index restarts in each row",
+    )
 
 
 def _first_slip(got: float, right: float, slips: list) -> tuple[str, str] | None:

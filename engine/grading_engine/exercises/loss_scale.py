@@ -9,8 +9,12 @@ GradScaler). The learner returns the scale after the last step. Hidden
 sequences are drawn until every known slip ends at another scale, and each
 holds scaled gradients exactly on 65,504, just below and just above it. A
 "hidden fixed run", the same every grade, ends at 8,192 where the slips that
-ignore the scale, overflow at 65,504, keep the count across an overflow or
-take 65,535 as the limit each end at a scale of their own.
+ignore the scale, overflow at 65,504, keep the count across an overflow,
+restart it at 1 or take 65,535 as the limit each end at a scale of their
+own; a second one
+ends on a doubling, which growth checked before the step is counted loses.
+A third visible run overflows only at a doubled scale, which growth deferred
+to the next clean step does not reach.
 """
 
 from __future__ import annotations
@@ -62,7 +66,25 @@ HINTS = {
         "after doubling the scale the count of clean steps starts again "
         "from 0; otherwise the scale doubles on every later clean step"
     ),
+    "growth-checked-before-step": (
+        "that checks for growth at the top of the loop, before the step is "
+        "counted, so a doubling earned by the last clean step never happens: "
+        "double in the same step whose clean count reaches growth_interval"
+    ),
+    "streak-restarts-at-one": (
+        "after an overflow your count of clean steps restarts at 1, as if the "
+        "skipped step were clean: it restarts at 0, so growth needs "
+        "growth_interval clean steps after the overflow"
+    ),
 }
+# Other ways to write a slip of HINTS: (kind, the slip it is).
+OTHER_WAYS = {
+    # The check for growth inside the clean branch, before the count: the
+    # doubling waits for the next CLEAN step (an overflow there drops it).
+    "growth-on-next-clean-step": "growth-checked-before-step",
+}
+# Every wrong computation: (kind for simulate, the slip of HINTS it is).
+_WAYS = [(kind, kind) for kind in HINTS] + list(OTHER_WAYS.items())
 
 
 def simulate(grad_maxes, init_scale, growth_interval, kind: str = "right") -> float:
@@ -70,16 +92,22 @@ def simulate(grad_maxes, init_scale, growth_interval, kind: str = "right") -> fl
     scale, clean = float(init_scale), 0
     limit = 65535.0 if kind == "wrong-fp16-max" else FP16_MAX
     late = 1 if kind == "grows-one-step-late" else 0
+    deferred = kind == "growth-checked-before-step"  # at the next step's top
+    on_next_clean = kind == "growth-on-next-clean-step"
     for g in grad_maxes:
+        if deferred and clean == growth_interval:
+            scale, clean = scale * 2, 0
         scaled = g if kind == "checked-unscaled-gradient" else g * scale
         at_max_counts = kind == "overflow-at-the-max"
         if scaled > limit or (at_max_counts and scaled == FP16_MAX):
             scale /= 2
             if kind != "streak-not-reset-on-overflow":
-                clean = 0
+                clean = 1 if kind == "streak-restarts-at-one" else 0
             continue
+        if on_next_clean and clean == growth_interval:
+            scale, clean = scale * 2, 0
         clean += 1
-        if kind == "scale-never-grows":
+        if kind == "scale-never-grows" or deferred or on_next_clean:
             continue
         if clean >= growth_interval + late:
             scale *= 2
@@ -125,7 +153,7 @@ def _draw(rng: random.Random, unique: tuple[str, ...] = _FIRST) -> dict:
             grads.append(g)
             scale = simulate(grads, init, interval)  # the next step's scale
         right = simulate(grads, init, interval)
-        ends = {kind: simulate(grads, init, interval, kind) for kind in HINTS}
+        ends = {kind: simulate(grads, init, interval, kind) for kind, _ in _WAYS}
         separated = all(
             list(ends.values()).count(ends[kind]) == 1 and ends[kind] != right
             for kind in unique
@@ -151,12 +179,26 @@ def make_cases(seed: int) -> list[dict]:
         args_case(_ARGS, "a gradient exactly at the limit, then clean steps", False,
                   grad_maxes=[FP16_MAX / 65536, 0.5, 2.0, 0.1, 0.1, 0.1],
                   init_scale=65536.0, growth_interval=2),
+        # Step 3's gradient fits 65,536 but overflows the doubled 131,072:
+        # growth checked only on the next clean step lets it through, and
+        # growth after growth_interval + 1 clean steps ends elsewhere. Both
+        # end at 65,536 on the run above: visible, so the client names them.
+        args_case(_ARGS, "a doubling, then a gradient only the doubled scale "
+                  "overflows", False,
+                  grad_maxes=[2.0**-6, 2.0**-6, 0.75, 2.0**-6, 2.0**-6, 0.375,
+                              2.0**-6],
+                  init_scale=65536.0, growth_interval=2),
         # Values no draw changes: 65,520 overflows (65,535 is no limit), the
         # limit itself fits, and the clean steps around two overflows only grow
         # the scale when the count restarts at each overflow.
         args_case(_ARGS, "hidden fixed run", True,
                   grad_maxes=[2.0**-6, 65520 / 65536, FP16_MAX / 32768, 64.0,
                               2.0**-6, 64.0, 2.0**-6],
+                  init_scale=65536.0, growth_interval=2),
+        # The last clean step earns a doubling, which a check for growth at
+        # the top of the loop never applies (the draws may not end on one).
+        args_case(_ARGS, "hidden fixed run ending on a doubling", True,
+                  grad_maxes=[2.0**-6, 2.0**-6, 64.0, 2.0**-6, 2.0**-6],
                   init_scale=65536.0, growth_interval=2),
     ]  # fmt: skip
     for i, unique in enumerate((_FIRST, _SECOND)):
@@ -170,7 +212,7 @@ run_case = returns_float(_ARGS)
 
 
 def _slips(args: dict) -> list[tuple[float, str, str]]:
-    return [(simulate(**args, kind=kind), kind, hint) for kind, hint in HINTS.items()]
+    return [(simulate(**args, kind=kind), slip, HINTS[slip]) for kind, slip in _WAYS]
 
 
 @expectation

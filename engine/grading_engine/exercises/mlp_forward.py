@@ -10,6 +10,7 @@ differ by more than the tolerance.
 
 from __future__ import annotations
 
+import math
 import random
 
 import torch
@@ -97,8 +98,11 @@ def inputs(case: dict) -> tuple[torch.Tensor, ...]:
     )
 
 
-def mlp(x, w_fc, b_fc, w_proj, b_proj, act="tanh", biases=("fc", "proj")):
-    """The MLP, or a known mistake of it."""
+def mlp(
+    x, w_fc, b_fc, w_proj, b_proj, act="tanh", biases=("fc", "proj"), cubic=0.044715
+):
+    """The MLP, or a known mistake of it (`cubic`: the coefficient a GELU
+    written out by hand, act="formula", uses)."""
     h = F.linear(x, w_fc, b_fc if "fc" in biases else None)
     if act == "tanh":
         h = F.gelu(h, approximate="tanh")
@@ -110,6 +114,10 @@ def mlp(x, w_fc, b_fc, w_proj, b_proj, act="tanh", biases=("fc", "proj")):
         h = F.silu(h)
     elif act == "twice":
         h = F.gelu(F.gelu(h, approximate="tanh"), approximate="tanh")
+    elif act == "sigmoid":
+        h = h * torch.sigmoid(1.702 * h)
+    elif act == "formula":
+        h = 0.5 * h * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (h + cubic * h**3)))
     return F.linear(h, w_proj, b_proj if "proj" in biases else None)
 
 
@@ -137,6 +145,31 @@ def _variants(args: tuple[torch.Tensor, ...]) -> list[Variant]:
         ),
     ]
     variants += [
+        Variant(
+            "sigmoid-approximation",
+            lambda: mlp(*args, act="sigmoid"),
+            "your output matches the MLP with GELU's sigmoid approximation, "
+            "h * sigmoid(1.702 * h): GPT-2 was trained with the tanh one, "
+            "F.gelu(h, approximate='tanh'), and its weights expect it",
+        ),
+        *(
+            Variant(
+                "gelu-coefficient-mistyped",
+                lambda typo=typo: mlp(*args, act="formula", cubic=typo),
+                f"your output matches a tanh GELU with the cubic coefficient "
+                f"typed as {typo}: it is 0.044715 (check the number of zeros), "
+                "or use F.gelu(h, approximate='tanh')",
+            )
+            for typo in (0.44715, 0.0044715)
+        ),
+        Variant(
+            "gelu-after-c-proj",
+            lambda: F.gelu(mlp(*args), approximate="tanh"),
+            "your output matches GELU applied to c_proj's output as well: the "
+            "MLP has one activation, on the 4 * n_embd hidden layer between "
+            "c_fc and c_proj; return c_proj's output as it is (the block adds "
+            "it to the residual stream, where negative values matter)",
+        ),
         Variant(
             "added-residual",
             lambda: args[0] + mlp(*args),

@@ -5,7 +5,9 @@ this exercise makes that explicit. Cases keep the largest id below V - 1 so
 a one-hot sized by the batch's largest id cannot pass by luck, except one
 hidden case that holds the edge ids 0, V - 2 and V - 1; one hidden case uses
 float64 weights so a hard-coded .float() shows, and "hidden float64, fixed"
-does too with values that no draw changes.
+does too with values that no draw changes. A one-hot whose columns are
+off by one (arange(1, V + 1)) picks each id's neighbouring row, and a zero
+row for the id that falls off the edge: a known mistake, named.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import replace
 
 import torch
 
+from grading_engine.checks.fingerprints import Variant, computed
 from grading_engine.checks.judges import tensor_check
 from grading_engine.checks.result import CheckResult, fail
 from grading_engine.checks.tensors import check_no_error, failed
@@ -147,6 +150,36 @@ def expected_output(case: dict) -> dict:
     return {"output": weight[idx], "vocab_size": weight.shape[0]}
 
 
+def _shifted_rows(idx: torch.Tensor, weight: torch.Tensor, k: int) -> torch.Tensor:
+    """What a one-hot whose column j stands for token j + k gives: row
+    idx - k of weight, and zeros where that row does not exist (the id
+    matched no column)."""
+    rows = idx - k
+    inside = (rows >= 0) & (rows < weight.shape[0])
+    out = weight[rows.clamp(0, weight.shape[0] - 1)]
+    return out * inside.unsqueeze(-1).to(weight.dtype)
+
+
+@expectation
+def known_mistakes(case: dict) -> list:
+    """What the known mistakes give (shipped for the visible cases)."""
+    idx, weight = inputs(case)
+    why = (
+        "your one-hot's columns are off by one (column j stands for token "
+        "j {sign} 1), so each id picks the row {where} its own, and an id that "
+        "matches no column gets zeros: column j must stand for token j, "
+        "compare idx with arange(V) (0 .. V - 1)"
+    )
+    return computed(
+        Variant(
+            "one-hot-off-by-one",
+            lambda k=k: _shifted_rows(idx, weight, k),
+            why.format(sign="+" if k > 0 else "-", where=where),
+        )
+        for k, where in ((1, "before"), (-1, "after"))
+    )
+
+
 def _sizes(case: dict, shipped: dict) -> dict:
     """The vocabulary's size, to name a one-hot returned as the output."""
     return {"vocab_size": shipped["vocab_size"]}
@@ -154,6 +187,7 @@ def _sizes(case: dict, shipped: dict) -> dict:
 
 _declared = tensor_check(
     expected_output,
+    known_mistakes,
     axes=("batch", "time", "n_embd"),
     sizes=_sizes,
     shape_hints={

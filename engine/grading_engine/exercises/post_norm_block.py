@@ -56,6 +56,12 @@ MESSAGES = {
         "sub-layers run in order, so the MLP reads (and adds to) the stream "
         "attention just wrote, x = ln_2(x + mlp(x)) with the new x"
     ),
+    "stale-residual": (
+        "your output matches ln_2(x + mlp(h)) with h = ln_1(x + attn(x)) "
+        "and x the block's input: the MLP reads the right stream, but its "
+        "residual add starts from the stream before attention. Add the MLP's "
+        "output to the stream attention just wrote, h + mlp(h)"
+    ),
     "missing-norm": (
         "your output matches the block without ln_2: post-norm normalises "
         "after EACH residual add, x = ln_1(x + attn(x)), then "
@@ -135,6 +141,9 @@ def wired(x: torch.Tensor, block: Block, kind: str = "post") -> torch.Tensor:
         if kind == "stale":
             h = b.ln_1(x + b.attn(x))
             return b.ln_2(h + b.mlp(x))
+        if kind == "stale-residual":
+            h = b.ln_1(x + b.attn(x))
+            return b.ln_2(x + b.mlp(h))
         if kind == "no-ln-2":
             x = b.ln_1(x + b.attn(x))
             return x + b.mlp(x)
@@ -152,6 +161,7 @@ def _variants(x, block) -> list[Variant]:
         "swapped-norms": "swapped",
         "norm-on-branch": "branch",
         "stale-stream": "stale",
+        "stale-residual": "stale-residual",
         "missing-norm": "no-ln-2",
         "sublayer-order": "mlp-first",
     }

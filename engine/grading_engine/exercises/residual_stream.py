@@ -5,8 +5,9 @@ sub-layer's output is added back: x = x + f(norm(x)), in order, so each
 sub-layer reads the sum of the embedding and everything written before it
 (lesson residual-stream). The sub-layers widen inside (3d and 4d hidden
 widths, like c_attn and c_fc) and project back to d. Inputs carry a large
-offset and scale, so skipping the norm, normalising after the add, dropping
-the add or feeding every sub-layer the embedding each give other numbers.
+offset and scale, so skipping the norm, normalising after the add, adding
+to the normalised stream, dropping the add or feeding every sub-layer the
+embedding each give other numbers.
 """
 
 from __future__ import annotations
@@ -51,10 +52,21 @@ MESSAGES = {
         "loop over all of them (for norm, f in sublayers), not "
         "range(len(sublayers) - 1)"
     ),
+    "skipped-first-sublayer": (
+        "your output matches the stream after every sub-layer but the FIRST "
+        "(block 0's attention): the loop starts one late. Index from 0, "
+        "range(len(sublayers)), or iterate over the pairs themselves"
+    ),
     "sublayer-order": (
         "your output matches the sub-layers run in reverse: the list is in "
         "order (block 0's attention first), and each sub-layer reads what "
         "the earlier ones wrote"
+    ),
+    "added-to-normalised": (
+        "your output matches x = norm(x) + f(norm(x)): the sub-layer's output "
+        "is added to the NORMALISED stream, so every norm replaces the stream "
+        "and whatever it carried is lost. The norm only feeds the sub-layer; "
+        "add its output to the un-normalised x"
     ),
     "norm-on-branch": (
         "your output matches x + norm(f(x)): each pair is (norm, f), in "
@@ -120,11 +132,13 @@ def stream(x: torch.Tensor, pairs, kind: str = "right") -> torch.Tensor:
     x0 = x
     if kind == "skip-last":
         pairs = pairs[:-1]
+    elif kind == "skip-first":
+        pairs = pairs[1:]
     elif kind == "reversed":
         pairs = pairs[::-1]
     with torch.no_grad():
         for norm, f in pairs:
-            if kind in ("right", "skip-last", "reversed"):
+            if kind in ("right", "skip-last", "skip-first", "reversed"):
                 x = x + f(norm(x))
             elif kind == "no-add":
                 x = f(norm(x))
@@ -132,6 +146,9 @@ def stream(x: torch.Tensor, pairs, kind: str = "right") -> torch.Tensor:
                 x = x + f(norm(x0))
             elif kind == "no-norm":
                 x = x + f(x)
+            elif kind == "normalised-base":
+                h = norm(x)
+                x = h + f(h)
             elif kind == "post-norm":
                 x = norm(x + f(x))
             elif kind == "branch":
@@ -152,8 +169,10 @@ def _variants(x, pairs) -> list[Variant]:
                 ("reads-only-the-embedding", "embedding"),
                 ("skipped-sublayer-norm", "no-norm"),
                 ("skipped-last-sublayer", "skip-last"),
+                ("skipped-first-sublayer", "skip-first"),
                 ("sublayer-order", "reversed"),
                 ("norm-on-branch", "branch"),
+                ("added-to-normalised", "normalised-base"),
             )
         ),
     ]

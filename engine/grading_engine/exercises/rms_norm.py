@@ -43,6 +43,12 @@ MESSAGES = {
         "divides the sum by d (x.pow(2).mean(-1, keepdim=True)); with the "
         "sum, every output shrinks by sqrt(d)"
     ),
+    "variance-not-mean-square": (
+        "your output matches x / sqrt(var(x) + eps) · weight: the variance "
+        "subtracts the mean before squaring, as LayerNorm does. RMSNorm "
+        "divides by the plain mean square, sqrt(mean(x²) + eps), so rows "
+        "with a constant offset keep their size"
+    ),
     "missing-affine": (
         "your output matches the normalised x without its learned scale: "
         "finish with * weight (RMSNorm's only parameter, d numbers, no bias)"
@@ -104,6 +110,8 @@ def rms_norm_variant(x, weight, eps, kind: str = "right") -> torch.Tensor:
     if kind == "centred":
         x = x - x.mean(dim, keepdim=True)
     square = x.pow(2).sum(dim, keepdim=True) if kind == "sum" else None
+    if kind.startswith("variance"):  # centred in the denominator only
+        square = x.var(dim, unbiased=kind == "variance-unbiased", keepdim=True)
     if square is None:
         square = x.pow(2).mean(dim, keepdim=True)
     if kind == "eps-1e-6":
@@ -122,19 +130,22 @@ def reference(x, weight, eps) -> torch.Tensor:
 
 
 def _variants(x, weight, eps) -> list[Variant]:
-    kinds = {
-        "layernorm-not-rmsnorm": "centred",
-        "eps-outside-sqrt": "eps-outside",
-        "rms-sum-not-mean": "sum",
-        "missing-affine": "no-affine",
-        "wrong-axis": "time-axis",
-        "missing-sqrt": "no-sqrt",
-    }
+    kinds = [
+        ("layernorm-not-rmsnorm", "centred"),
+        ("eps-outside-sqrt", "eps-outside"),
+        ("rms-sum-not-mean", "sum"),
+        # x.var as written: torch's default divides by d - 1
+        ("variance-not-mean-square", "variance"),
+        ("variance-not-mean-square", "variance-unbiased"),
+        ("missing-affine", "no-affine"),
+        ("wrong-axis", "time-axis"),
+        ("missing-sqrt", "no-sqrt"),
+    ]
     if eps != 1e-6:
-        kinds["hard-coded-eps"] = "eps-1e-6"
+        kinds.append(("hard-coded-eps", "eps-1e-6"))
     return [
         Variant(d, lambda k=k: rms_norm_variant(x, weight, eps, k), MESSAGES[d])
-        for d, k in kinds.items()
+        for d, k in kinds
     ]
 
 

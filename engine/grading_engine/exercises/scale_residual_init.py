@@ -113,6 +113,14 @@ def _known_ratios(n_layer: int) -> list[tuple[float, str, str]]:
             "its std is 0.02 / (2 * n_layer): the factor is 1 / sqrt(2 * n_layer); "
             "variances add, so the std scales with a square root",
         ),
+        (
+            BASE_STD,
+            "multiplied-by-target-std",
+            "its std is 0.02 x the target: the weights already have std 0.02, "
+            "so multiplying them by the target std 0.02 / sqrt(2 * n_layer) "
+            "applies 0.02 twice. Rescale by 1 / sqrt(2 * n_layer), or redraw "
+            "them with the target std",
+        ),
     ]
     if n_layer not in (12, 24):  # at 24, sqrt(2 * 12) is sqrt(n_layer)
         known.append(

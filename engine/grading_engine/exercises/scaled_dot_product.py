@@ -129,6 +129,20 @@ def _variants(q, k, v) -> list[Variant]:
             "deviation) brings it back to 1; dividing by d_k shrinks the "
             "scores and flattens the softmax",
         ),
+        *(
+            Variant(
+                "scale-by-time",
+                lambda n=n: attend(q.double() / n**0.5, k, v, scale="none"),
+                f"your output matches scores divided by sqrt({axis}), the "
+                f"number of {what} (axis -2): the scale is 1 / sqrt(d_k), the "
+                "size of the LAST axis of q and k, the one the dot product "
+                "sums over",
+            )
+            for n, axis, what in (
+                (k.shape[-2], "t_k", "keys"),
+                (q.shape[-2], "t_q", "queries"),
+            )
+        ),
         Variant(
             "scale-multiplied",
             lambda: attend(q, k, v, scale="times_sqrt_d_k"),

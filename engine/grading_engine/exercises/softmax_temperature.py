@@ -97,6 +97,13 @@ def _arguments(case: dict) -> tuple:
 run_case = calls(_arguments)
 
 
+def _rows_shifted_summed_over_all(z: torch.Tensor) -> torch.Tensor:
+    """exp(z - each row's max) over the sum of every row's exponentials: a
+    stable shift per row, then a sum() without dim."""
+    e = torch.exp(z - z.amax(dim=-1, keepdim=True))
+    return e / e.sum()
+
+
 def _variants(logits: torch.Tensor, temperature: float) -> list[Variant]:
     z = logits.double()
     return [
@@ -105,6 +112,13 @@ def _variants(logits: torch.Tensor, temperature: float) -> list[Variant]:
             lambda: torch.softmax(z * temperature, dim=-1),
             "your probabilities match softmax(logits * temperature): divide "
             "by the temperature, so T < 1 sharpens and T > 1 flattens",
+        ),
+        Variant(
+            "temperature-applied-twice",
+            lambda: torch.softmax(z / temperature**2, dim=-1),
+            "your probabilities match softmax(logits / T²): the temperature "
+            "was applied twice (the logits divided by it, and the shifted "
+            "ones again before exp). Divide by the temperature once",
         ),
         Variant(
             "temperature-ignored",
@@ -127,6 +141,15 @@ def _variants(logits: torch.Tensor, temperature: float) -> list[Variant]:
             "a max() or sum() without dim reduces every axis; use "
             "max(dim=-1, keepdim=True) and sum(dim=-1, keepdim=True) so each "
             "last-axis row is its own distribution",
+        ),
+        Variant(
+            "softmax-sum-all",
+            lambda: _rows_shifted_summed_over_all(z / temperature),
+            "your probabilities sum to 1 over the WHOLE tensor, not per row: "
+            "you shifted each row by its own maximum, but sum() without dim "
+            "adds every row's exponentials together; divide by "
+            "sum(dim=-1, keepdim=True) so each last-axis row is its own "
+            "distribution",
         ),
         Variant(
             "log-probabilities",

@@ -74,23 +74,44 @@ def run_case(fn, case: dict):
 # -- parent -------------------------------------------------------------------
 
 
-@per_case
-def reference_parts(case: dict) -> tuple[torch.Tensor, ...]:
-    """(embedding part, head part, h, probabilities) on an untied copy."""
+def _untied(case: dict):
+    """The case's model untied: the same values in two tensors, so a
+    backward keeps the two uses' gradients apart."""
     tied = build_model(case["config"], seed=case["seed"])
     untied = build_model(case["config"], seed=case["seed"], tied=False)
-    untied.load_state_dict(tied.state_dict())  # same values, two tensors
+    untied.load_state_dict(tied.state_dict())
+    return untied
+
+
+@per_case
+def reference_parts(case: dict) -> tuple[torch.Tensor, ...]:
+    """(embedding part, head part, h, probabilities, the stream before
+    ln_f) on an untied copy."""
+    untied = _untied(case)
     idx, targets = _tensors(case)
     trace = untied.forward_trace(idx)
     F.cross_entropy(trace["logits"].flatten(0, 1), targets.flatten()).backward()
     h = trace["ln_f"].detach().flatten(0, 1)
     p = torch.softmax(trace["logits"].detach().flatten(0, 1), dim=-1)
+    last_block = f"h.{untied.config.n_layer - 1}.mlp"
     return (
         untied.transformer.wte.weight.grad,
         untied.lm_head.weight.grad,
         h,
         p,
+        trace[last_block].detach().flatten(0, 1),
     )
+
+
+@per_case
+def shifted_again_parts(case: dict) -> tuple[torch.Tensor, torch.Tensor]:
+    """The two parts when the targets, already the next tokens, are shifted
+    once more: logits[:, :-1] scored against targets[:, 1:]."""
+    untied = _untied(case)
+    idx, targets = _tensors(case)
+    logits = untied(idx)[:, :-1]
+    F.cross_entropy(logits.flatten(0, 1), targets[:, 1:].flatten()).backward()
+    return untied.transformer.wte.weight.grad, untied.lm_head.weight.grad
 
 
 _WHAT = {"embedding_part": "the embedding part", "head_part": "the head part"}
@@ -110,7 +131,7 @@ def known_mistakes(case: dict, key: str) -> list:
 
 def _variants(key, what, parts, case) -> list[Variant]:
     """Known wrong answers for one of the two parts."""
-    emb, head, h, p = parts
+    emb, head, h, p, before_ln_f = parts
     expected, other = (emb, head) if key == "embedding_part" else (head, emb)
     targets = _tensors(case)[1].flatten()
     n = targets.numel()
@@ -137,8 +158,32 @@ def _variants(key, what, parts, case) -> list[Variant]:
             f"{n} positions (F.cross_entropy's default), not the sum",
         ),
     ]
+    variants.append(
+        Variant(
+            "targets-shifted-again",
+            lambda: shifted_again_parts(case)[PARTS.index(key)],
+            f"{what} matches a loss of logits[:, :-1] against targets[:, 1:]: "
+            "the targets are already the next tokens (targets[i, j] follows "
+            "idx[i, j]), so score every position's logits against "
+            "targets[i, j] as given, without shifting again",
+        )
+    )
+    onehot = F.one_hot(targets, p.shape[-1]).to(p.dtype)
+    # The head part by hand from the stream before ln_f (the head reads
+    # ln_f's output), and the tied total minus it as the embedding part.
+    head_before = (p - onehot).T @ before_ln_f / n
+    before = head_before if key == "head_part" else emb + head - head_before
+    variants.append(
+        Variant(
+            "head-part-before-ln-f",
+            lambda: before,
+            f"{what} matches a head part built from the hidden state BEFORE "
+            "ln_f: the head multiplies ln_f's output, so its gradient is "
+            "(softmax(logits) - onehot(targets))^T h / N with h = ln_f(x), "
+            "the final LayerNorm applied",
+        )
+    )
     if key == "head_part":
-        onehot = F.one_hot(targets, p.shape[-1]).to(p.dtype)
         variants += [
             Variant(
                 "missing-softmax-term",

@@ -5,8 +5,10 @@ pass over seq[:, :-1] gives the logits of all t - 1 prefix problems at once
 (the causal mask keeps them independent) and each is scored against the
 next true token (lesson teacher-forcing). The slips: feeding the model its
 own argmax guesses (free-running generation: only position 0 agrees),
-scoring each position against its own input token, and averaging the
-losses into one number, which is recognised from its value. Every draw also
+scoring each position against its own input token, a log-softmax over
+the time axis, none at all (nll_loss on raw logits) or one too many
+(probabilities into F.cross_entropy), and averaging the losses into one
+number, which is recognised from its value. Every draw also
 holds one fixed full row (b=2, t=block_size + 1, vocab 61, seed 20260).
 """
 
@@ -42,6 +44,22 @@ MESSAGES = {
         "your losses match scoring the logits at position i against token "
         "i, the token the position just read: the logits at i predict the "
         "NEXT token, so the targets are seq[:, 1:]"
+    ),
+    "softmax-wrong-axis": (
+        "your losses match a log-softmax over the time axis (dim=1): each "
+        "position's probabilities are over the vocabulary, so normalise the "
+        "logits over the last axis (dim=-1) before reading the target's"
+    ),
+    "missing-logsumexp": (
+        "your losses are minus the target's raw logit: F.nll_loss expects "
+        "log-probabilities and does not take a softmax itself. Apply "
+        "log_softmax over the vocabulary first (or use F.cross_entropy, "
+        "which does both)"
+    ),
+    "softmax-before-cross-entropy": (
+        "your losses match F.cross_entropy given softmax probabilities: it "
+        "applies log_softmax itself, so the softmax ran twice and every loss "
+        "is squeezed towards log(vocab_size). Pass the raw logits"
     ),
     "mean-not-per-position": (
         "you returned the mean of the per-position losses: this exercise "
@@ -142,7 +160,27 @@ def _variants(model, seq) -> list[Variant]:
         with torch.no_grad():
             return _losses(model(seq[:, :-1]), seq[:, :-1])
 
+    def scored(logp: torch.Tensor) -> torch.Tensor:
+        return -logp.gather(-1, seq[:, 1:].unsqueeze(-1)).squeeze(-1)
+
+    def logits():
+        with torch.no_grad():
+            return model(seq[:, :-1])
+
     return [
+        Variant(
+            "softmax-wrong-axis",
+            lambda: scored(torch.log_softmax(logits(), dim=1)),
+            MESSAGES["softmax-wrong-axis"],
+        ),
+        Variant(
+            "softmax-before-cross-entropy",
+            lambda: scored(torch.log_softmax(logits().softmax(-1), dim=-1)),
+            MESSAGES["softmax-before-cross-entropy"],
+        ),
+        Variant(
+            "missing-logsumexp", lambda: scored(logits()), MESSAGES["missing-logsumexp"]
+        ),
         Variant(
             "fed-own-predictions",
             lambda: free_running(model, seq),

@@ -277,10 +277,64 @@ def off_by_one_nuclei(case: dict) -> dict:
     }
 
 
+@expectation
+def gathered_nucleus(case: dict) -> torch.Tensor:
+    """The kept set when the sorted mask is mapped back with gather, not
+    scatter: token j gets the decision of rank order[j], the inverse of the
+    permutation that was needed (shipped for the visible cases). Sorted as
+    a learner sorts, the float32 logits themselves, so tied tokens fall in
+    the same order."""
+    logits, p = inputs(case)
+    order = logits.sort(dim=-1, descending=True).indices
+    probs = torch.softmax(logits.double(), dim=-1).gather(-1, order)
+    keep_sorted = probs.cumsum(dim=-1) - probs < p
+    keep_sorted[..., 0] = True
+    return keep_sorted.gather(-1, order) & torch.isfinite(logits)
+
+
+@expectation
+def ascending_nucleus(case: dict) -> torch.Tensor:
+    """The kept set when the logits are sorted ascending (descending=True
+    forgotten): the rule run from the LEAST likely token up, keeping each
+    while the tokens before it add up to less than p (shipped for the
+    visible cases)."""
+    logits, p = inputs(case)
+    order = logits.sort(dim=-1).indices
+    probs = torch.softmax(logits.double(), dim=-1).gather(-1, order)
+    keep_sorted = probs.cumsum(dim=-1) - probs < p
+    keep = torch.zeros_like(keep_sorted).scatter(-1, order, keep_sorted)
+    return keep & torch.isfinite(logits)
+
+
+def _from_least_likely(kept, case, expected_keep) -> bool:
+    """Whether `kept` is the ascending nucleus, up to the order of ties (the
+    bottom-ranked set: same_nucleus on the negated logits). Not where that
+    set is every token (each row's top token above 1 - p): no filter at all
+    gives it too."""
+    logits, _ = inputs(case)
+    finite = torch.isfinite(logits)
+    ascending = ascending_nucleus(case)
+    return (
+        not torch.equal(ascending, finite)
+        and not same_nucleus(ascending, expected_keep, logits)
+        and same_nucleus(kept, ascending, -logits)
+    )
+
+
 def _wrong_set(got, case, expected_keep, kept) -> tuple[str, str] | None:
-    """An off-by-one at p, no top token, an output left sorted, or top-k."""
+    """A mask mapped back with the inverse permutation (which may leave a
+    row empty: checked first), an off-by-one at p, no top token, a nucleus
+    built from the bottom, an output left sorted, or top-k."""
     logits, p = inputs(case)
     finite = torch.isfinite(logits)
+    if torch.equal(kept & finite, gathered_nucleus(case)):
+        return (
+            "unsort-with-gather",
+            f"p={p:g}: your kept set is the nucleus mapped back with gather, "
+            "which applies the inverse of the permutation (order, the sort "
+            "indices): token j got the verdict of rank order[j]. The verdict "
+            "of rank r belongs to token order[r]: scatter it there",
+        )
     if bool(((kept & finite).sum(-1) == 0).any()):
         return (
             "top-token-dropped",
@@ -306,6 +360,14 @@ def _wrong_set(got, case, expected_keep, kept) -> tuple[str, str] | None:
             "tokens ranked above a token already add up to exactly p, the "
             "nucleus is complete and that token goes. Keep a token only while "
             "the total above it is strictly below p (cumsum - prob < p, not <=)",
+        )
+    if _from_least_likely(kept, case, expected_keep):
+        return (
+            "nucleus-from-least-likely",
+            f"p={p:g}: your kept set is the nucleus built from the LEAST likely "
+            "tokens up: the logits were sorted ascending (sort's default). Rank "
+            "the tokens most probable first, sort(dim=-1, descending=True), so "
+            "the nucleus starts at the top token",
         )
     sorted_logits = logits.sort(dim=-1, descending=True).values
     counts = expected_keep.sum(-1, keepdim=True)

@@ -143,6 +143,13 @@ def _slips(args: dict) -> list[tuple[tuple, str, str]]:
             "extra rows by n_embd",
         ),
         (
+            (right[0], right[1], right[0] * d * heads * nbytes),
+            "whole-table-bytes",
+            "the third value is what the padding ADDS: the bytes of the extra "
+            "parameters (the second value times bytes_per_element), not of "
+            "the whole padded table",
+        ),
+        (
             (right[0], right[1], right[1]),
             "counted-elements",
             "the third value is the parameter count; multiply by "

@@ -125,6 +125,7 @@ def _slips(it: int, peak, min_lr, warmup, decay) -> list[tuple[float, str, str]]
             ),
         ]
     return [
+        *_decay_slips(it, peak, min_lr, warmup, decay),
         (
             cosine(ratio, 0.0),
             "decays-to-zero",
@@ -151,6 +152,57 @@ def _slips(it: int, peak, min_lr, warmup, decay) -> list[tuple[float, str, str]]
             "cosine, flat at both ends: 0.5 · (1 + cos(π · ratio))",
         ),
     ]
+
+
+def _decay_slips(it: int, peak, min_lr, warmup, decay) -> list[tuple[float, str, str]]:
+    """Decays that agree with the answer at one end of the decay (or both),
+    listed at the steps where they differ from it."""
+    ratio = (it - warmup) / (decay - warmup)
+    half_cosine = 0.5 * (1.0 + math.cos(math.pi * ratio))
+    slips = []
+    if it > warmup:  # both ratios are 0 at the first decay step
+        late = 0.5 * (1.0 + math.cos(math.pi * (it - warmup) / decay))
+        slips.append(
+            (
+                min_lr + late * (peak - min_lr),
+                "ratio-over-decay",
+                "your ratio divides by decay, but the cosine covers only the "
+                "decay - warmup steps after the warmup: divide it - warmup by "
+                "decay - warmup, so the ratio reaches 1 (and the rate min_lr) "
+                "at step decay",
+            )
+        )
+    if it < decay:  # both cosines are at min_lr at the last decay step
+        slips.append(
+            (
+                min_lr + half_cosine * peak,
+                "cosine-scales-peak",
+                "your cosine term multiplies peak, so the decay starts at "
+                "peak + min_lr: it spans the gap between the two rates, "
+                "0.5 · (1 + cos(π · ratio)) · (peak - min_lr), added to min_lr",
+            )
+        )
+        slips.append(
+            (
+                min_lr + 2 * half_cosine * (peak - min_lr),
+                "cosine-missing-half",
+                "your cosine term is twice the right one, so the decay starts "
+                "at 2 · peak - min_lr: 1 + cos(π · ratio) goes from 2 to 0, "
+                "and the factor 0.5 makes it go from 1 to 0",
+            )
+        )
+    if warmup < it < decay:  # an integer ratio is 0 inside, 1 at decay
+        slips.append(
+            (
+                peak,
+                "ratio-floor-division",
+                "your rate stays at the peak inside the decay, as when the "
+                "ratio is computed with integer division //, which is 0 until "
+                "the last decay step: divide with /, so the ratio grows from 0 "
+                "to 1 step by step",
+            )
+        )
+    return slips
 
 
 @expectation
