@@ -89,31 +89,38 @@ _WAYS = [(kind, kind) for kind in HINTS] + list(OTHER_WAYS.items())
 
 def simulate(grad_maxes, init_scale, growth_interval, kind: str = "right") -> float:
     """The scale after the last step, or after one of the usual slips."""
-    scale, clean = float(init_scale), 0
+    state = (float(init_scale), 0)
+    for g in grad_maxes:
+        state = _step(state, g, growth_interval, kind)
+    return state[0]
+
+
+def _step(state, g, growth_interval, kind: str) -> tuple[float, int]:
+    """One step: (scale, clean steps) before it and its gradient's max ->
+    (scale, clean steps) after it."""
+    scale, clean = state
     limit = 65535.0 if kind == "wrong-fp16-max" else FP16_MAX
     late = 1 if kind == "grows-one-step-late" else 0
     deferred = kind == "growth-checked-before-step"  # at the next step's top
     on_next_clean = kind == "growth-on-next-clean-step"
-    for g in grad_maxes:
-        if deferred and clean == growth_interval:
-            scale, clean = scale * 2, 0
-        scaled = g if kind == "checked-unscaled-gradient" else g * scale
-        at_max_counts = kind == "overflow-at-the-max"
-        if scaled > limit or (at_max_counts and scaled == FP16_MAX):
-            scale /= 2
-            if kind != "streak-not-reset-on-overflow":
-                clean = 1 if kind == "streak-restarts-at-one" else 0
-            continue
-        if on_next_clean and clean == growth_interval:
-            scale, clean = scale * 2, 0
-        clean += 1
-        if kind == "scale-never-grows" or deferred or on_next_clean:
-            continue
-        if clean >= growth_interval + late:
-            scale *= 2
-            if kind != "streak-not-reset-on-growth":
-                clean = 0
-    return scale
+    if deferred and clean == growth_interval:
+        scale, clean = scale * 2, 0
+    scaled = g if kind == "checked-unscaled-gradient" else g * scale
+    at_max_counts = kind == "overflow-at-the-max"
+    if scaled > limit or (at_max_counts and scaled == FP16_MAX):
+        if kind != "streak-not-reset-on-overflow":
+            clean = 1 if kind == "streak-restarts-at-one" else 0
+        return scale / 2, clean
+    if on_next_clean and clean == growth_interval:
+        scale, clean = scale * 2, 0
+    clean += 1
+    if kind == "scale-never-grows" or deferred or on_next_clean:
+        return scale, clean
+    if clean >= growth_interval + late:
+        scale *= 2
+        if kind != "streak-not-reset-on-growth":
+            clean = 0
+    return scale, clean
 
 
 def reference(grad_maxes, init_scale, growth_interval) -> float:
@@ -137,8 +144,10 @@ def _draw(rng: random.Random, unique: tuple[str, ...] = _FIRST) -> dict:
     for _ in range(5000):
         interval = rng.randint(2, 4)
         init = 2.0 ** rng.randint(10, 16)
-        grads, scale = [], init
+        grads, state, before = [], (init, 0), []  # before[i]: the scale step i met
         for _ in range(rng.randint(10, 16)):
+            scale = state[0]
+            before.append(scale)
             roll = rng.random()
             if roll < 0.12:  # exactly at the limit: fits
                 g = FP16_MAX / scale
@@ -151,21 +160,23 @@ def _draw(rng: random.Random, unique: tuple[str, ...] = _FIRST) -> dict:
             else:
                 g = round(rng.uniform(0.001, 0.3), 4) * FP16_MAX / init / 4
             grads.append(g)
-            scale = simulate(grads, init, interval)  # the next step's scale
-        right = simulate(grads, init, interval)
-        ends = {kind: simulate(grads, init, interval, kind) for kind, _ in _WAYS}
-        separated = all(
-            list(ends.values()).count(ends[kind]) == 1 and ends[kind] != right
-            for kind in unique
-        )
-        scaled = [g * simulate(grads[:i], init, interval) for i, g in enumerate(grads)]
+            state = _step(state, g, interval, "right")
+        scaled = [g * met for g, met in zip(grads, before, strict=True)]
         # At, just below and just above 65,504, in every draw.
         at_limit = FP16_MAX in scaled
         below = any(FP16_MAX - 30 <= x < FP16_MAX for x in scaled)
         above = any(FP16_MAX < x <= FP16_MAX + 30 for x in scaled)
         # Run 2 (the new slips) holds all three; run 1 at least the limit.
         edges = at_limit and (unique == _FIRST or (below and above))
-        if edges and separated:
+        if not edges:
+            continue  # cheap to tell; the slips' ends are not
+        right = state[0]  # the scale after the last step
+        ends = {kind: simulate(grads, init, interval, kind) for kind, _ in _WAYS}
+        separated = all(
+            list(ends.values()).count(ends[kind]) == 1 and ends[kind] != right
+            for kind in unique
+        )
+        if separated:
             return dict(grad_maxes=grads, init_scale=init, growth_interval=interval)
     raise RuntimeError("no sequence separates the slips")  # pragma: no cover
 
