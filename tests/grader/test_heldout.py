@@ -9,7 +9,9 @@ each on inputs of their own to make sure a wrong one differs from the
 reference and a right one does not. They stay out of every slip's tests, so
 they measure how the grader names mistakes it was not built around:
 `benchmarks/sandbox_bench.py` prints the share named (the README's "held-out
-wrong answers named"; the target, 90%, is not met yet). Here: each wrong one
+wrong answers named", against a target of 90%), and so does
+`scripts/unnamed_mistakes.py --held-out`, which shows no held-out answer:
+slips are built from tests/grader/devset/ only. Here: each wrong one
 fails and each right one passes (so no right one is given a mistake's name:
 a name comes only with a failed check).
 """
