@@ -38,6 +38,11 @@ def _usable(got, expected) -> bool:
     )
 
 
+def _keys(rows: torch.Tensor) -> torch.Tensor:
+    """One number per row (a fixed projection): equal rows, equal keys."""
+    return rows @ torch.linspace(1.0, 2.0, rows.shape[1], dtype=torch.float64)
+
+
 def _row_sources(got, expected, rtol: float, atol: float) -> torch.Tensor | None:
     """For each row of `got` (last axis), the index of an expected row it
     equals; None when some row is none of them, or every row is in place."""
@@ -48,11 +53,11 @@ def _row_sources(got, expected, rtol: float, atol: float) -> torch.Tensor | None
     have = got.reshape(-1, width).double()
     if not 2 <= want.shape[0] <= MAX_ROWS:
         return None
-    # A fixed projection finds each row's candidate; isclose confirms it.
-    keys = want @ torch.linspace(1.0, 2.0, width, dtype=torch.float64)
+    # Each row's candidate by its key; isclose confirms it.
+    keys = _keys(want)
     if torch.unique(keys).numel() < 2:
         return None  # one row repeated: any arrangement of it is the answer
-    mine = have @ torch.linspace(1.0, 2.0, width, dtype=torch.float64)
+    mine = _keys(have)
     nearest = (mine[:, None] - keys[None, :]).abs().argmin(dim=1)
     found = torch.isclose(have, want[nearest], rtol=rtol, atol=atol).all(dim=1)
     in_place = torch.isclose(have, want, rtol=rtol, atol=atol).all(dim=1)
@@ -62,8 +67,7 @@ def _row_sources(got, expected, rtol: float, atol: float) -> torch.Tensor | None
 def _rows_lost(sources: torch.Tensor, expected) -> bool:
     """Whether some expected rows appear more than once and others not at
     all (row 0 read every time), rather than all of them, reordered."""
-    want = expected.reshape(-1, expected.shape[-1]).double()
-    keys = want @ torch.linspace(1.0, 2.0, want.shape[1], dtype=torch.float64)
+    keys = _keys(expected.reshape(-1, expected.shape[-1]).double())
     return not torch.equal(torch.sort(keys).values, torch.sort(keys[sources]).values)
 
 
