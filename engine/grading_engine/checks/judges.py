@@ -47,6 +47,7 @@ def tensor_check(
     errors=(),
     sizes: dict | Callable[[dict, object], dict] | None = None,
     after: After | None = None,
+    harness: dict | None = None,
     **compare,
 ) -> CheckCase:
     """Judge the tensor the learner returned against `expected(case)`.
@@ -57,10 +58,11 @@ def tensor_check(
     when the value is wrong. `errors` are case_error's patterns; `sizes` is
     compare_tensor's, or a function of (case, expected(case)) giving them;
     `after` adds checks of its own (a mistake of another shape, say) when
-    the function did not raise; `compare` is the rest of tensor_answer's
-    options (axes, what, hints...).
+    the function did not raise; `harness` is the declaring harness's
+    namespace (by default the caller's); `compare` is the rest of
+    tensor_answer's options (axes, what, hints...).
     """
-    module = sys._getframe(1).f_globals  # the declaring harness's namespace
+    module = harness if harness is not None else sys._getframe(1).f_globals
 
     def check_case(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
         if raised := case_error(case, data, errors):

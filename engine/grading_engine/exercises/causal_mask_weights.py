@@ -13,11 +13,10 @@ import random
 
 import torch
 
-from grading_engine.checks.fingerprints import Variant, computed
-from grading_engine.checks.judges import tensor_check
+from grading_engine.checks.compared import tensor_compared
+from grading_engine.checks.fingerprints import Variant
 from grading_engine.exercises.kit.cases import seed_cases
 from grading_engine.exercises.kit.runs import calls
-from grading_engine.expected import expectation
 
 SLUG = "causal-mask-weights"
 ENTRY_POINT = "causal_attention_weights"
@@ -190,21 +189,8 @@ def _variants(scores: torch.Tensor) -> list[Variant]:
 run_case = calls(inputs)
 
 
-@expectation
-def expected_output(case: dict) -> torch.Tensor:
-    """The right output (shipped for the visible cases)."""
-    return reference(inputs(case))
-
-
-@expectation
-def known_mistakes(case: dict) -> list:
-    """What the known mistakes give (shipped for the visible cases)."""
-    return computed(_variants(inputs(case)))
-
-
-check_case = tensor_check(
-    expected_output,
-    known_mistakes,
+check_case = tensor_compared(
+    inputs,
     nan_agrees=True,  # NaN where the mistake has NaN counts as agreement
     axes=("batch", "n_head", "t_q", "t_k"),
     what="the attention weights",

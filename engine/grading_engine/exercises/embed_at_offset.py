@@ -14,8 +14,8 @@ import random
 
 import torch
 
-from grading_engine.checks.fingerprints import Variant, computed
-from grading_engine.checks.judges import tensor_check
+from grading_engine.checks.compared import tensor_compared
+from grading_engine.checks.fingerprints import Variant
 from grading_engine.checks.result import CheckResult, fail
 from grading_engine.checks.tensors import raised
 from grading_engine.exercises.kit.cases import new_case
@@ -149,18 +149,6 @@ def _fits(case: dict) -> bool:
     return not case.get("too_long")
 
 
-@expectation(when=_fits)
-def expected_output(case: dict) -> torch.Tensor:
-    """The right output (shipped for the visible cases)."""
-    return reference(*inputs(case))
-
-
-@expectation(when=_fits)
-def known_mistakes(case: dict) -> list:
-    """What the known mistakes give (shipped for the visible cases)."""
-    return computed(_variants(*inputs(case)))
-
-
 def _check_refusal(case: dict, data: dict, tensors: dict) -> list[CheckResult]:
     """The over-long case must raise ValueError, and nothing else will do."""
     name, hidden = case["name"], bool(case["hidden"])
@@ -269,9 +257,9 @@ def _sizes(case: dict, expected: torch.Tensor) -> dict:
     return {"vocab_size": sizes["vocab_size"], "block_size": sizes["rows"]}
 
 
-_declared = tensor_check(
-    expected_output,
-    known_mistakes,
+_declared = tensor_compared(
+    inputs,
+    ships=_fits,
     errors=_ERRORS,
     sizes=_sizes,
     axes=("batch", "time", "n_embd"),

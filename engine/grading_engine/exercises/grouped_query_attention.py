@@ -14,11 +14,10 @@ import random
 import torch
 
 from grading_engine.checks import heads
-from grading_engine.checks.fingerprints import Variant, computed
-from grading_engine.checks.judges import tensor_check
+from grading_engine.checks.compared import tensor_compared
+from grading_engine.checks.fingerprints import Variant
 from grading_engine.exercises.kit.cases import new_case, normal, size_cases
 from grading_engine.exercises.kit.runs import calls
-from grading_engine.expected import expectation
 
 SLUG = "grouped-query-attention"
 ENTRY_POINT = "grouped_query_attention"
@@ -208,28 +207,14 @@ def _variants(q, k, v) -> list[Variant]:
     ]
 
 
-@expectation
-def expected_output(case: dict) -> torch.Tensor:
-    """The right output (shipped for the visible cases)."""
-    q, k, v = inputs(case)
-    return attend(q, k, v)
-
-
-@expectation
-def known_mistakes(case: dict) -> list:
-    """What the known mistakes give (shipped for the visible cases)."""
-    q, k, v = inputs(case)
-    return computed(_variants(q, k, v))
-
-
 def _sizes(case: dict, expected: torch.Tensor) -> dict:
     """k and v's head count, so a shape that took it is named."""
     return {"n_kv_head": case["nkv"]}
 
 
-check_case = tensor_check(
-    expected_output,
-    known_mistakes,
+check_case = tensor_compared(
+    inputs,
+    reference="attend",
     errors=ERRORS,
     sizes=_sizes,
     nan_agrees=True,  # the masked diagonal's NaN rows are its match

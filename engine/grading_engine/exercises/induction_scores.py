@@ -19,11 +19,10 @@ import random
 
 import torch
 
-from grading_engine.checks.fingerprints import Variant, computed
-from grading_engine.checks.judges import tensor_check
+from grading_engine.checks.compared import tensor_compared
+from grading_engine.checks.fingerprints import Variant
 from grading_engine.exercises.kit.cases import new_case, seed_cases
 from grading_engine.exercises.kit.runs import calls
-from grading_engine.expected import expectation
 
 SLUG = "induction-scores"
 ENTRY_POINT = "induction_scores"
@@ -185,23 +184,8 @@ def _variants(maps: torch.Tensor, period: int) -> list[Variant]:
 run_case = calls(inputs)
 
 
-@expectation
-def expected_output(case: dict) -> torch.Tensor:
-    """The right output (shipped for the visible cases)."""
-    maps, period = inputs(case)
-    return reference(maps, period)
-
-
-@expectation
-def known_mistakes(case: dict) -> list:
-    """What the known mistakes give (shipped for the visible cases)."""
-    maps, period = inputs(case)
-    return computed(_variants(maps, period))
-
-
-check_case = tensor_check(
-    expected_output,
-    known_mistakes,
+check_case = tensor_compared(
+    inputs,
     axes=("n_layer", "n_head"),
     what="the induction scores",
 )

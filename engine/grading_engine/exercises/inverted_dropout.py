@@ -16,11 +16,10 @@ import random
 
 import torch
 
-from grading_engine.checks.fingerprints import Variant, computed
-from grading_engine.checks.judges import tensor_check
+from grading_engine.checks.compared import tensor_compared
+from grading_engine.checks.fingerprints import Variant
 from grading_engine.exercises.kit.cases import new_case, size_cases
 from grading_engine.exercises.kit.runs import calls
-from grading_engine.expected import expectation
 
 SLUG = "inverted-dropout"
 ENTRY_POINT = "dropout"
@@ -139,23 +138,9 @@ def _variants(x, p, training, u) -> list[Variant]:
 run_case = calls(inputs)
 
 
-@expectation
-def expected_output(case: dict) -> torch.Tensor:
-    """The right output (shipped for the visible cases)."""
-    x, p, training, u = inputs(case)
-    return dropout_variant(x, p, training, u)
-
-
-@expectation
-def known_mistakes(case: dict) -> list:
-    """What the known mistakes give (shipped for the visible cases)."""
-    x, p, training, u = inputs(case)
-    return computed(_variants(x, p, training, u))
-
-
-check_case = tensor_check(
-    expected_output,
-    known_mistakes,
+check_case = tensor_compared(
+    inputs,
+    reference="dropout_variant",
     axes=("batch", "time", "n_embd"),
     what="the dropout output",
 )

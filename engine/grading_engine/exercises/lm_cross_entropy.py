@@ -17,13 +17,14 @@ import random
 import torch
 
 from grading_engine.checks.answers import finite_answer
-from grading_engine.checks.fingerprints import Variant, computed
-from grading_engine.checks.judges import not_reduced_after, tensor_check
+from grading_engine.checks.compared import tensor_compared
+from grading_engine.checks.fingerprints import Variant
+from grading_engine.checks.judges import not_reduced_after
 from grading_engine.exercises.kit.cases import new_case
 from grading_engine.exercises.kit.logits import draw_logits_cases, random_logits
 from grading_engine.exercises.kit.runs import calls
 from grading_engine.exercises.kit.sky import gpt2_head, sky_hidden_state
-from grading_engine.expected import expectation, per_case
+from grading_engine.expected import per_case
 
 SLUG = "lm-cross-entropy"
 ENTRY_POINT = "lm_cross_entropy"
@@ -179,21 +180,9 @@ def _judged(case: dict):
     return inputs(case)
 
 
-@expectation
-def expected_output(case: dict) -> torch.Tensor:
-    """The right loss (shipped for the visible cases)."""
-    return reference(*_judged(case)).float()
-
-
-@expectation
-def known_mistakes(case: dict) -> list:
-    """What the known mistakes give (shipped for the visible cases)."""
-    return computed(_variants(*_judged(case)))
-
-
-check_case = tensor_check(
-    expected_output,
-    known_mistakes,
+check_case = tensor_compared(
+    _judged,
+    as_float=True,
     errors=ERRORS,
     when=finite_answer,  # else check_finite already named unstable-log-softmax
     axes=(),

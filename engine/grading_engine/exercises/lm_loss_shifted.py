@@ -18,12 +18,12 @@ import random
 
 import torch
 
-from grading_engine.checks.fingerprints import Variant, computed
-from grading_engine.checks.judges import not_reduced_after, tensor_check
+from grading_engine.checks.compared import tensor_compared
+from grading_engine.checks.fingerprints import Variant
+from grading_engine.checks.judges import not_reduced_after
 from grading_engine.exercises.kit.cases import new_case
 from grading_engine.exercises.kit.logits import draw_logits_cases, random_logits
 from grading_engine.exercises.kit.runs import calls
-from grading_engine.expected import expectation
 from grading_engine.reference.cache import reference_model
 
 SLUG = "lm-loss-shifted"
@@ -199,21 +199,9 @@ def _variants(logits: torch.Tensor, idx: torch.Tensor) -> list[Variant]:
     ]
 
 
-@expectation
-def expected_output(case: dict) -> torch.Tensor:
-    """The right loss (shipped for the visible cases)."""
-    return reference(*inputs(case)).float()
-
-
-@expectation
-def known_mistakes(case: dict) -> list:
-    """What the known mistakes give (shipped for the visible cases)."""
-    return computed(_variants(*inputs(case)))
-
-
-check_case = tensor_check(
-    expected_output,
-    known_mistakes,
+check_case = tensor_compared(
+    inputs,
+    as_float=True,
     errors=ERRORS,
     when=torch.Tensor.is_floating_point,
     axes=(),

@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import random
 
-from grading_engine.checks.judges import float_check
+from grading_engine.checks.compared import float_compared
 from grading_engine.exercises.kit.args import args_case
 from grading_engine.exercises.kit.runs import returns_float
-from grading_engine.expected import expectation
 
 SLUG = "loss-scale"
 ENTRY_POINT = "loss_scale"
@@ -226,16 +225,8 @@ def _slips(args: dict) -> list[tuple[float, str, str]]:
     return [(simulate(**args, kind=kind), slip, HINTS[slip]) for kind, slip in _WAYS]
 
 
-@expectation
-def expected(case: dict) -> dict:
-    """The answer and its known slips (shipped for the visible cases)."""
-    args = case["args"]
-    return {"value": reference(**args), "slips": _slips(args)}
-
-
-check_case = float_check(
+check_case = float_compared(
     "final scale",
-    expected,
     rel_tol=REL_TOL,
     spec=",.6g",
     float_hint="return the scale as a float",

@@ -11,11 +11,10 @@ from __future__ import annotations
 import random
 from functools import partial
 
-from grading_engine.checks.judges import float_check
+from grading_engine.checks.compared import float_compared
 from grading_engine.exercises.kit.args import args_case
 from grading_engine.exercises.kit.gpus import PEAKS, on_many_gpus
 from grading_engine.exercises.kit.runs import returns_float
-from grading_engine.expected import expectation
 
 SLUG = "mfu-from-throughput"
 ENTRY_POINT = "mfu_from_throughput"
@@ -112,11 +111,4 @@ def _slips(args: dict) -> list[tuple[float, str, str]]:
     ]
 
 
-@expectation
-def expected(case: dict) -> dict:
-    """The answer and its known slips (shipped for the visible cases)."""
-    args = case["args"]
-    return {"value": reference(**args), "slips": _slips(args)}
-
-
-check_case = float_check("MFU", expected, rel_tol=REL_TOL, unit="MFU")
+check_case = float_compared("MFU", rel_tol=REL_TOL, unit="MFU")

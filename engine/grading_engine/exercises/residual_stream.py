@@ -17,11 +17,10 @@ import random
 import torch
 from torch import nn
 
-from grading_engine.checks.fingerprints import Variant, computed
-from grading_engine.checks.judges import tensor_check
+from grading_engine.checks.compared import tensor_compared
+from grading_engine.checks.fingerprints import Variant
 from grading_engine.exercises.kit.cases import new_case, size_cases
 from grading_engine.exercises.kit.runs import calls
-from grading_engine.expected import expectation
 
 SLUG = "residual-stream"
 ENTRY_POINT = "residual_stream"
@@ -181,23 +180,9 @@ def _variants(x, pairs) -> list[Variant]:
 run_case = calls(inputs)
 
 
-@expectation
-def expected_output(case: dict) -> torch.Tensor:
-    """The right output (shipped for the visible cases)."""
-    x, pairs = inputs(case)
-    return stream(x, pairs)
-
-
-@expectation
-def known_mistakes(case: dict) -> list:
-    """What the known mistakes give (shipped for the visible cases)."""
-    x, pairs = inputs(case)
-    return computed(_variants(x, pairs))
-
-
-check_case = tensor_check(
-    expected_output,
-    known_mistakes,
+check_case = tensor_compared(
+    inputs,
+    reference="stream",
     axes=("batch", "time", "n_embd"),
     what="the final residual stream",
 )

@@ -14,11 +14,10 @@ import random
 
 import torch
 
-from grading_engine.checks.fingerprints import Variant, computed
-from grading_engine.checks.judges import tensor_check
+from grading_engine.checks.compared import tensor_compared
+from grading_engine.checks.fingerprints import Variant
 from grading_engine.exercises.kit.cases import new_case, size_cases
 from grading_engine.exercises.kit.runs import calls
-from grading_engine.expected import expectation
 
 SLUG = "rms-norm"
 ENTRY_POINT = "rms_norm"
@@ -150,23 +149,8 @@ def _variants(x, weight, eps) -> list[Variant]:
 
 
 run_case = calls(inputs)
-
-
-@expectation
-def expected_output(case: dict) -> torch.Tensor:
-    """The right output (shipped for the visible cases)."""
-    return reference(*inputs(case))
-
-
-@expectation
-def known_mistakes(case: dict) -> list:
-    """What the known mistakes give (shipped for the visible cases)."""
-    return computed(_variants(*inputs(case)))
-
-
-check_case = tensor_check(
-    expected_output,
-    known_mistakes,
+check_case = tensor_compared(
+    inputs,
     axes=("batch", "time", "n_embd"),
     what="the normalised output",
     dtype_hint="keep the input's dtype (float32)",

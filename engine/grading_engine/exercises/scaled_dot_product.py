@@ -12,12 +12,11 @@ import random
 
 import torch
 
-from grading_engine.checks.fingerprints import Variant, computed
+from grading_engine.checks.compared import tensor_compared
+from grading_engine.checks.fingerprints import Variant
 from grading_engine.checks.heads import attend
-from grading_engine.checks.judges import tensor_check
 from grading_engine.exercises.kit.cases import normal
 from grading_engine.exercises.kit.runs import calls
-from grading_engine.expected import expectation
 
 SLUG = "scaled-dot-product"
 ENTRY_POINT = "scaled_dot_product"
@@ -182,27 +181,16 @@ def _variants(q, k, v) -> list[Variant]:
     ]
 
 
-@expectation
-def expected_output(case: dict) -> torch.Tensor:
-    """The right output (shipped for the visible cases)."""
-    return attend(*inputs(case)).float()
-
-
-@expectation
-def known_mistakes(case: dict) -> list:
-    """What the known mistakes give (shipped for the visible cases)."""
-    return computed(_variants(*inputs(case)))
-
-
 def _sizes(case: dict, _expected) -> dict:
     """The sizes a wrong shape's axes are named by; t_k and d_k are not in
     the output's shape, so they come from the case."""
     return {"t_k": case["tk"], "d_k": case["dk"], "n_head": case["lead"][1]}
 
 
-check_case = tensor_check(
-    expected_output,
-    known_mistakes,
+check_case = tensor_compared(
+    inputs,
+    reference="attend",
+    as_float=True,
     errors=ERRORS,
     axes=("batch", "n_head", "t_q", "d_v"),
     sizes=_sizes,

@@ -19,12 +19,12 @@ import random
 import torch
 import torch.nn.functional as F
 
-from grading_engine.checks.fingerprints import Variant, computed
-from grading_engine.checks.judges import tensor_check
+from grading_engine.checks.compared import tensor_compared
+from grading_engine.checks.fingerprints import Variant
 from grading_engine.checks.result import likely_mistake
 from grading_engine.exercises.kit.cases import new_case, size_cases
 from grading_engine.exercises.kit.runs import calls
-from grading_engine.expected import expectation, per_case
+from grading_engine.expected import per_case
 from grading_engine.reference import build_model, get_config
 
 SLUG = "teacher-forced-losses"
@@ -200,22 +200,8 @@ def _judged(case: dict):
     return inputs(case)
 
 
-@expectation
-def expected_output(case: dict) -> torch.Tensor:
-    """The right output (shipped for the visible cases)."""
-    return reference(*_judged(case))
-
-
-@expectation
-def known_mistakes(case: dict) -> list:
-    """What the known mistakes give (shipped for the visible cases)."""
-    model, seq = _judged(case)
-    return computed(_variants(model, seq))
-
-
-_declared = tensor_check(
-    expected_output,
-    known_mistakes,
+_declared = tensor_compared(
+    _judged,
     errors=ERRORS,
     axes=("batch", "position"),
     what="the per-position losses",
@@ -233,7 +219,9 @@ def check_case(case: dict, data: dict, tensors: dict):
         and got.numel() == 1
         and got.is_floating_point()
         and torch.allclose(
-            got.double().reshape(()), expected_output(case).double().mean(), atol=ATOL
+            got.double().reshape(()),
+            _declared.expected(case).double().mean(),
+            atol=ATOL,
         )
     ):
         results.append(

@@ -14,10 +14,9 @@ from __future__ import annotations
 import random
 from functools import partial
 
-from grading_engine.checks.judges import float_check
+from grading_engine.checks.compared import float_compared
 from grading_engine.exercises.kit.args import args_case
 from grading_engine.exercises.kit.runs import returns_float
-from grading_engine.expected import expectation
 
 SLUG = "vocab-share"
 ENTRY_POINT = "vocab_share"
@@ -149,16 +148,8 @@ def _slips(args: dict) -> list[tuple[float, str, str]]:
     return slips
 
 
-@expectation
-def expected(case: dict) -> dict:
-    """The answer and its known slips (shipped for the visible cases)."""
-    args = case["args"]
-    return {"value": reference(**args), "slips": _slips(args)}
-
-
-check_case = float_check(
+check_case = float_compared(
     "share",
-    expected,
     rel_tol=REL_TOL,
     spec=".4f",
     float_hint="return the share as a float between 0 and 1",

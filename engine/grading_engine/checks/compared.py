@@ -1,0 +1,101 @@
+"""An exercise compared with its reference, declared: the inputs and how to judge.
+
+Most harnesses judged the same way: the right answer is the module's
+`reference` called on the case's inputs, the known mistakes are its
+`_variants` (tensors) or `_slips` (numbers) called on the same inputs, and
+a shared judge compares (grading_engine.checks.judges). Each wrote the two
+server-side expectations that compute them by hand; these builders write
+them instead, so a harness states only what differs.
+
+The reference and the mistakes are named, not passed: pruning (the sandbox's
+stage and the learner edition, grading_engine.sandbox.pruning) keeps what
+the harness's kept statements reach by name, and a name in a string reaches
+nothing, so neither the reference nor the mistakes leave the server.
+
+The expectations are bound in the harness's namespace under the names and
+expectation names a written harness gave them (`expected_output` and
+`known_mistakes`, or `expected`), so what the server ships to the learner's
+client, and what reads them, stay the same.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+from grading_engine.checks.fingerprints import computed
+from grading_engine.checks.judges import CheckCase, float_check, int_check, tensor_check
+from grading_engine.expected import expectation
+
+
+def _call(fn: Callable, args):
+    """A tuple of inputs is spread, anything else is the one argument."""
+    return fn(*args) if isinstance(args, tuple) else fn(args)
+
+
+def _bind(module: dict, name: str, fn: Callable, **marks) -> Callable:
+    fn.__name__ = fn.__qualname__ = name
+    fn.__module__ = module["__name__"]
+    module[name] = expectation(fn, **marks)
+    return module[name]
+
+
+def tensor_compared(
+    inputs: Callable[[dict], object],
+    *,
+    reference: str = "reference",
+    mistakes: str | None = "_variants",
+    as_float: bool = False,
+    ships: Callable[[dict], bool] | None = None,
+    **check,
+) -> CheckCase:
+    """tensor_check of the learner's tensor against `reference(*inputs(case))`
+    (cast to float32 with `as_float`, for a reference computed in float64),
+    naming the `mistakes(*inputs(case))` Variants; `ships` is the
+    expectations' `when` (which cases ship values), `check` tensor_check's
+    options."""
+    module = sys._getframe(1).f_globals
+
+    def expected_output(case: dict):
+        """The right output (shipped for the visible cases)."""
+        right = _call(module[reference], inputs(case))
+        return right.float() if as_float else right
+
+    def known_mistakes(case: dict) -> list:
+        """What the known mistakes give (shipped for the visible cases)."""
+        return computed(_call(module[mistakes], inputs(case)))
+
+    expected = _bind(module, "expected_output", expected_output, when=ships)
+    listed = None
+    if mistakes is not None:
+        listed = _bind(module, "known_mistakes", known_mistakes, when=ships)
+    check_case = tensor_check(expected, listed, harness=module, **check)
+    check_case.expected = expected  # for a harness's own checks around it
+    return check_case
+
+
+def _value_compared(judge, what: str, reference: str, slips: str, style: dict):
+    module = sys._getframe(2).f_globals
+
+    def expected(case: dict) -> dict:
+        """The answer and its known slips (shipped for the visible cases)."""
+        args = case["args"]
+        return {"value": module[reference](**args), "slips": module[slips](args)}
+
+    return judge(what, _bind(module, "expected", expected), **style)
+
+
+def int_compared(
+    what: str, *, reference: str = "reference", slips: str = "_slips"
+) -> CheckCase:
+    """int_check of the learner's int against `reference(**case["args"])`,
+    naming the slips `slips(case["args"])` gives ((value, diagnosis,
+    message) rows)."""
+    return _value_compared(int_check, what, reference, slips, {})
+
+
+def float_compared(
+    what: str, *, reference: str = "reference", slips: str = "_slips", **style
+) -> CheckCase:
+    """float_check's counterpart of int_compared; `style` is float_check's."""
+    return _value_compared(float_check, what, reference, slips, style)
