@@ -83,6 +83,11 @@ from tests.grader.inprocess import (
     submitted_function,
 )
 
+# One xdist process for the module: both default-tier tests of an exercise
+# start from _past_the_visible_cases (the 200 draws and the visible cases'
+# grades, about a minute of CPU for the 60 exercises), cached per process.
+pytestmark = pytest.mark.xdist_group("seed-coverage")
+
 SEEDS = range(200)
 SPREAD = SEEDS[::20]  # 10 draws: a right answer must not fail by the luck of one
 EXERCISES = Path(__file__).resolve().parents[2] / "content" / "exercises"
