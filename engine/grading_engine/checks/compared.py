@@ -74,28 +74,45 @@ def tensor_compared(
     return check_case
 
 
-def _value_compared(judge, what: str, reference: str, slips: str, style: dict):
+def _value_compared(judge, what: str, args, reference: str, slips: str, style):
     module = sys._getframe(2).f_globals
 
     def expected(case: dict) -> dict:
         """The answer and its known slips (shipped for the visible cases)."""
-        args = case["args"]
-        return {"value": module[reference](**args), "slips": module[slips](args)}
+        if args is None:  # the case's args: by keyword, and whole to the slips
+            given = case["args"]
+            return {"value": module[reference](**given), "slips": module[slips](given)}
+        given = args(case)
+        return {
+            "value": _call(module[reference], given),
+            "slips": _call(module[slips], given),
+        }
 
     return judge(what, _bind(module, "expected", expected), **style)
 
 
 def int_compared(
-    what: str, *, reference: str = "reference", slips: str = "_slips"
+    what: str,
+    *,
+    args: Callable[[dict], object] | None = None,
+    reference: str = "reference",
+    slips: str = "_slips",
 ) -> CheckCase:
-    """int_check of the learner's int against `reference(**case["args"])`,
-    naming the slips `slips(case["args"])` gives ((value, diagnosis,
-    message) rows)."""
-    return _value_compared(int_check, what, reference, slips, {})
+    """int_check of the learner's int against the reference, naming the
+    (value, diagnosis, message) rows the slips give. Both are called with
+    `args(case)` (a tuple spread); without `args`, with the case's "args"
+    dict: by keyword for the reference, whole for the slips, which read it
+    by key."""
+    return _value_compared(int_check, what, args, reference, slips, {})
 
 
 def float_compared(
-    what: str, *, reference: str = "reference", slips: str = "_slips", **style
+    what: str,
+    *,
+    args: Callable[[dict], object] | None = None,
+    reference: str = "reference",
+    slips: str = "_slips",
+    **style,
 ) -> CheckCase:
     """float_check's counterpart of int_compared; `style` is float_check's."""
-    return _value_compared(float_check, what, reference, slips, style)
+    return _value_compared(float_check, what, args, reference, slips, style)

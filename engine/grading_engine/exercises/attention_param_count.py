@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import random
 
-from grading_engine.checks.judges import int_check
-from grading_engine.expected import expectation
+from grading_engine.checks.compared import int_compared
 from grading_engine.harness.capture import capture_int
 from grading_engine.reference import get_config
 
@@ -86,11 +85,6 @@ def _slips(d: int, h: int) -> list[tuple[int, str, str]]:
     ]
 
 
-@expectation
-def expected(case: dict) -> dict:
-    """The answer and its known slips (shipped for the visible cases)."""
-    d, h = case["n_embd"], case["n_head"]
-    return {"value": reference(d, h), "slips": _slips(d, h)}
-
-
-check_case = int_check("parameters", expected)
+check_case = int_compared(
+    "parameters", args=lambda case: (case["n_embd"], case["n_head"])
+)

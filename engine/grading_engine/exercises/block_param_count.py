@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import random
 
-from grading_engine.checks.judges import int_check
-from grading_engine.expected import expectation
+from grading_engine.checks.compared import int_compared
 from grading_engine.harness.capture import capture_int
-from grading_engine.reference import block_parameter_count, get_config
+from grading_engine.reference import (  # noqa: F401 - the reference, named below
+    block_parameter_count,
+    get_config,
+)
 
 SLUG = "block-param-count"
 ENTRY_POINT = "block_param_count"
@@ -95,11 +97,6 @@ def _slips(d: int) -> list[tuple[int, str, str]]:
     ]
 
 
-@expectation
-def expected(case: dict) -> dict:
-    """The answer and its known slips (shipped for the visible cases)."""
-    d = case["n_embd"]
-    return {"value": block_parameter_count(d), "slips": _slips(d)}
-
-
-check_case = int_check("parameters", expected)
+check_case = int_compared(
+    "parameters", args=lambda case: case["n_embd"], reference="block_parameter_count"
+)
