@@ -34,6 +34,8 @@ def _call(fn: Callable, args):
 
 
 def _bind(module: dict, name: str, fn: Callable, **marks) -> Callable:
+    """`fn` as an expectation of the harness `module`, named and bound there
+    as if the harness wrote it (its shipped values keep their key)."""
     fn.__name__ = fn.__qualname__ = name
     fn.__module__ = module["__name__"]
     module[name] = expectation(fn, **marks)
