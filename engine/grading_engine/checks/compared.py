@@ -76,9 +76,7 @@ def tensor_compared(
     return check_case
 
 
-def _value_compared(judge, what: str, args, reference: str, slips: str, style):
-    module = sys._getframe(2).f_globals
-
+def _value_compared(module: dict, judge, what, args, reference, slips, style):
     def expected(case: dict) -> dict:
         """The answer and its known slips (shipped for the visible cases)."""
         if args is None:  # the case's args: by keyword, and whole to the slips
@@ -105,7 +103,8 @@ def int_compared(
     `args(case)` (a tuple spread); without `args`, with the case's "args"
     dict: by keyword for the reference, whole for the slips, which read it
     by key."""
-    return _value_compared(int_check, what, args, reference, slips, {})
+    module = sys._getframe(1).f_globals  # the declaring harness's namespace
+    return _value_compared(module, int_check, what, args, reference, slips, {})
 
 
 def float_compared(
@@ -117,4 +116,5 @@ def float_compared(
     **style,
 ) -> CheckCase:
     """float_check's counterpart of int_compared; `style` is float_check's."""
-    return _value_compared(float_check, what, args, reference, slips, style)
+    module = sys._getframe(1).f_globals  # the declaring harness's namespace
+    return _value_compared(module, float_check, what, args, reference, slips, style)
