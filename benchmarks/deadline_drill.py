@@ -268,23 +268,27 @@ class Faults(threading.Thread):
         self.drill, self.pg_server, self.redis_server = drill, pg, redis
         self.window = window
         self.t0 = time.time()
-        self.done: list[dict] = []  # {"fault", "from", "to", "recovered"}
+        # {"fault", "from", "to", "recovered", "why"}: why it never recovered
+        self.done: list[dict] = []
         self.held: list[str] = []  # the killed worker's grades
 
     def run(self) -> None:
         for at, fault in FAULTS:
             time.sleep(max(self.t0 + at * self.window - time.time(), 0))
-            began = time.time()
+            began, ended, recovered, why = time.time(), None, None, ""
             try:
                 getattr(self, fault)()
                 ended = time.time()
                 recovered = self.recovered(fault)
             except Exception as exc:  # noqa: BLE001 - reported, the drill goes on
-                print(f"  fault {fault} failed: {exc!r}")
-                ended, recovered = time.time(), None
+                step = "making it" if ended is None else "recovering from it"
+                why = f"{step}: {exc!r}"
+                print(f"  fault {fault} failed {why}", flush=True)
+                ended = ended or time.time()
             self.done.append(
-                {"fault": fault, "from": began, "to": ended, "recovered": recovered}
-            )
+                {"fault": fault, "from": began, "to": ended, "recovered": recovered,
+                 "why": why}
+            )  # fmt: skip
             print(
                 f"  fault {fault}: at {began - self.t0:.0f} s, recovered "
                 f"{'never' if recovered is None else f'{recovered - began:.1f} s'} "
@@ -305,7 +309,9 @@ class Faults(threading.Thread):
                     "claimed_by LIKE %s",
                     mine,
                 ).fetchone(),
-                timeout=60,
+                # an event, not a clock: on a slow host the first grades
+                # reach worker0 late (sign-ins, its pool's warm-up)
+                timeout=300,
                 interval=0.05,
                 what="worker0 grading",
             )
@@ -335,36 +341,31 @@ class Faults(threading.Thread):
     def postgres(self) -> None:
         self.pg_server.restart()
 
-    def recovered(self, fault: str) -> float | None:
+    def recovered(self, fault: str) -> float:
         """When the stack is whole again: every web process and nginx answer
         /healthz (database and broker), and after a worker's kill, every
         grade it held has its verdict (graded again by a live worker)."""
         ports = [None, *self.drill.web_ports]
-        try:
-            wait_for(
-                lambda: all(self.drill.healthy(p) for p in ports),
-                timeout=120,
-                interval=0.2,
-                what="health",
-            )
-            if fault == "worker":
-                import psycopg
+        wait_for(
+            lambda: all(self.drill.healthy(p) for p in ports),
+            timeout=120,
+            interval=0.2,
+            what="health",
+        )
+        if fault == "worker":
+            import psycopg
 
-                with psycopg.connect(
-                    self.drill.env["DATABASE_URL"], autocommit=True
-                ) as db:
-                    wait_for(
-                        lambda: not db.execute(
-                            "SELECT 1 FROM grader_submission WHERE id::text = ANY(%s) "
-                            "AND status IN ('queued', 'running')",
-                            [self.held],
-                        ).fetchone(),
-                        timeout=180,
-                        interval=0.2,
-                        what="the grades it held, graded again",
-                    )
-        except AssertionError:
-            return None
+            with psycopg.connect(self.drill.env["DATABASE_URL"], autocommit=True) as db:
+                wait_for(
+                    lambda: not db.execute(
+                        "SELECT 1 FROM grader_submission WHERE id::text = ANY(%s) "
+                        "AND status IN ('queued', 'running')",
+                        [self.held],
+                    ).fetchone(),
+                    timeout=300,
+                    interval=0.2,
+                    what="the grades it held, graded again",
+                )
         return time.time()
 
 
@@ -778,7 +779,7 @@ def main() -> None:
             text=True,
         )
         (OUT / "locust.log").write_text(load.stdout + load.stderr)
-        faults.join(timeout=300)
+        faults.join(timeout=900)  # each fault's own waits end it sooner
         offline.join(timeout=300)
         done = faults.done + ([offline.window] if offline.window else [])
         print(
@@ -810,9 +811,12 @@ def main() -> None:
     )
     gates = Gates()
     gates.check(saves > 0 and subs > 0, "the learners saved quiz answers and submitted")
+    unwell = [f"{f['fault']} ({f['why']})" for f in faults.done if not f["recovered"]]
+    unwell += [fault for _, fault in FAULTS[len(faults.done) :]]
     gates.check(
-        len(faults.done) == len(FAULTS) and all(f["recovered"] for f in faults.done),
-        "every fault happened and the stack recovered",
+        not unwell,
+        "every fault happened and the stack recovered"
+        + (f": not {', '.join(unwell)}" if unwell else ""),
     )
     for what, cases in broken.items():
         gates.check(not cases, f"{what}: {len(cases)} {cases[:3]}")

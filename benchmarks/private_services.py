@@ -67,7 +67,7 @@ class RedisServer:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        wait_for(self._pong, timeout=10, what="redis")
+        wait_for(self._pong, timeout=60, what="redis")  # a loaded host
 
     def _pong(self) -> bool:
         import redis
@@ -114,7 +114,7 @@ class PostgresServer:
             check=True,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            timeout=120,
+            timeout=360,  # beyond pg_ctl's own -t
         )
 
     @property
@@ -132,6 +132,8 @@ class PostgresServer:
                 "-l",
                 str(self.dir / "log"),
                 "-w",
+                "-t",
+                "300",  # crash recovery on a loaded host outlasts the 60 s default
                 "start",
             ]
         )
