@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from grading_engine import authored
 from grading_engine.checks.result import CheckResult
 from grading_engine.checks.slip_rules import contradicted, ruling_out
 from grading_engine.exercises.base import load_harness
@@ -72,6 +73,7 @@ def grade(
     visible_only: bool = False,
     cases: list[dict] | None = None,
     expected: Shipped | None = None,
+    declaration: authored.Declaration | None = None,
 ) -> Verdict:
     """Run `code` against the cases of `harness` and judge the result.
 
@@ -85,13 +87,18 @@ def grade(
     which passes the server's `cases` (its visible ones) and the values its
     expectations computed for them (`expected`: grading_engine.expected),
     since the learner edition of the engine draws no cases and computes no
-    reference.
+    reference. `declaration` grades an authored exercise (harness
+    "authored", grading_engine.authored): its cases come from it, and its
+    reference and known mistakes run as jobs of their own on `runner`.
     """
     module = load_harness(harness)
     if cases is None:
         if seed is None:
             seed = secrets.randbits(31)  # a fresh draw per attempt
-        cases = module.make_cases(seed)
+        if declaration is not None:
+            cases = declaration.draw_cases(seed)
+        else:
+            cases = module.make_cases(seed)
     if visible_only:
         # Visible cases do not depend on the seed (a test holds every
         # exercise to that), so the learner's local check runs exactly the
@@ -115,10 +122,31 @@ def grade(
         if value is not None
     }
     outcome = runner.run(job, timeout=timeout, **extra)
+    if declaration is not None:
+        module = authored.harness_for(
+            declaration,
+            cases,
+            lambda more: runner.run({**job, **more}, timeout=timeout, **extra),
+        )
+        if expected is None and (broken := _authored_broken(module, outcome)):
+            return broken
     with tolerances(module, options), shipped(expected):
         verdict = judge(module, cases, outcome, timeout=timeout, budget=budget)
     verdict.cpu_ms = outcome.cpu_ms
     return verdict
+
+
+def _authored_broken(module, outcome: ChildOutcome) -> Verdict | None:
+    """An error verdict when an authored exercise's reference gives no
+    answer for some case (the exercise's fault: said before judging)."""
+    if outcome.cancelled:
+        return None
+    try:
+        module.jobs.prepare()
+    except authored.AuthoredError as exc:
+        check = CheckResult("exercise", False, f"this exercise cannot grade: {exc}")
+        return Verdict("error", 0.0, [check], "", "", outcome.duration_ms)
+    return None
 
 
 @contextmanager

@@ -51,6 +51,7 @@ ENGINE_ROOT = Path(__file__).resolve().parent  # .../grading_engine
 DEFAULT_CLIENT = ENGINE_ROOT.parents[1] / "client"
 TOP_MODULES = (
     "__init__.py",
+    "authored.py",
     "expected.py",
     "grading.py",
     "json_nesting.py",

@@ -53,13 +53,19 @@ CORE_SLUGS = (
 )
 
 
+# Modules of this package that are not one exercise: this contract, and the
+# harness every authored exercise shares (grading_engine.authored).
+NOT_EXERCISES = ("base", "authored")
+
+
 def module_name(harness: str) -> str:
     """`tie-weights` -> `grading_engine.exercises.tie_weights`."""
     return "grading_engine.exercises." + harness.replace("-", "_")
 
 
 def harness_slugs() -> list[str]:
-    """The slug of every exercise module in this package (kit/ excluded)."""
+    """The slug of every built-in exercise module (kit/ and NOT_EXERCISES
+    excluded)."""
     import pkgutil
 
     from grading_engine import exercises
@@ -67,7 +73,7 @@ def harness_slugs() -> list[str]:
     return sorted(
         info.name.replace("_", "-")
         for info in pkgutil.iter_modules(exercises.__path__)
-        if not info.ispkg and info.name != "base"
+        if not info.ispkg and info.name not in NOT_EXERCISES
     )
 
 
