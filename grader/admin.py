@@ -7,6 +7,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from grading_engine.exercises.base import load_harness
 
+from grader.authored import declaration_problems
 from grader.budgets import exercise_budget, exercise_lane
 from grader.models import Exercise
 from grader.services import regrade_start
@@ -83,6 +84,19 @@ class ExerciseForm(ContentForm):
             '[{"name": "...", "diagnosis": "...", "code": "..."}]',
         )
 
+    def clean_declaration(self) -> dict:
+        """Empty for a built-in harness; an object for `authored` (checked
+        with the rest of the exercise in clean)."""
+        value = self.cleaned_data["declaration"]
+        if value in (None, ""):
+            return {}
+        if not isinstance(value, dict):
+            raise forms.ValidationError(
+                'Expected a JSON object like {"inputs": [...], "cases": [...], '
+                '"outputs": [...]}.'
+            )
+        return value
+
     def clean_right_solutions(self) -> list:
         return _known_solutions(
             self.cleaned_data["right_solutions"],
@@ -96,6 +110,16 @@ class ExerciseForm(ContentForm):
         if harness and options is not None:
             for problem in exercise_options_problems(harness=harness, options=options):
                 self.add_error("options", problem)
+        fields = ("declaration", "entry_point", "solution", "wrong_solutions")
+        if harness and all(name in cleaned for name in fields):
+            for field, problem in declaration_problems(
+                harness=harness,
+                declaration=cleaned["declaration"],
+                entry_point=cleaned["entry_point"],
+                solution=cleaned["solution"],
+                wrong_solutions=cleaned["wrong_solutions"],
+            ):
+                self.add_error(field, problem)
         return cleaned
 
 
@@ -128,7 +152,18 @@ class ExerciseAdmin(AuditedAdminMixin, MarkdownPreviewMixin, admin.ModelAdmin):
     fieldsets = [
         # Versions first: after a save, its verification's progress is here.
         (None, {"fields": ["slug", "title", "lesson", "published", "version_status"]}),
-        ("Grading", {"fields": ["harness", "entry_point", "signature", "options"]}),
+        (
+            "Grading",
+            {
+                "fields": [
+                    "harness",
+                    "entry_point",
+                    "signature",
+                    "declaration",
+                    "options",
+                ]
+            },
+        ),
         ("Learner view", {"fields": ["prompt", "starter"]}),
         ("Answers", {"fields": ["solution", "wrong_solutions", "right_solutions"]}),
         (

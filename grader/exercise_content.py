@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from grader.authored import declaration_problems
 from grader.models import Exercise
 from grader.verify import exercise_is_verified, exercise_options_problems
 from quiz.content.exercise_store import ExerciseStore
@@ -36,6 +37,7 @@ def exercise_upsert(*, record: ExerciseRecord, source_path: str) -> str:
         "wrong_solutions": record.wrong_solutions,
         "right_solutions": record.right_solutions,
         "options": record.options,
+        "declaration": record.declaration,
         "source_path": source_path,
     }
     outcome = upsert(Exercise, {"slug": record.slug}, values)
@@ -74,13 +76,27 @@ def exercise_records() -> list[ExerciseRecord]:
             wrong_solutions=exercise.wrong_solutions,
             right_solutions=exercise.right_solutions,
             options=exercise.options,
+            declaration=exercise.declaration,
         )
         for exercise in Exercise.objects.select_related("lesson").order_by("slug")
     ]
 
 
+def record_declaration_problems(*, record: ExerciseRecord) -> list[tuple[str, str]]:
+    """Why a file's declaration cannot be graded, by the file's key."""
+    return declaration_problems(
+        harness=record.harness,
+        declaration=record.declaration,
+        entry_point=record.entry_point,
+        solution=record.solution,
+        wrong_solutions=record.wrong_solutions,
+        diagnoses_known=False,  # loaded with the same files (tests check them)
+    )
+
+
 EXERCISE_STORE = ExerciseStore(
     options_problems=exercise_options_problems,
+    declaration_problems=record_declaration_problems,
     upsert=exercise_upsert,
     records=exercise_records,
 )

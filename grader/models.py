@@ -46,6 +46,13 @@ class Exercise(models.Model):
         "allows and not only the reference's form.",
     )
     published = models.BooleanField(default=True)
+    declaration = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="For harness `authored` only: the inputs, cases and outputs "
+        "the exercise is graded on (docs/content-format.md); the solution is "
+        "its reference, each wrong solution a known mistake.",
+    )
     options = models.JSONField(
         default=dict,
         blank=True,

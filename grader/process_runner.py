@@ -16,6 +16,7 @@ from django.conf import settings
 from grading_engine.grading import Verdict, grade
 from grading_engine.runner import CancelToken, Runner, Slow
 
+from grader.authored import exercise_declaration
 from grader.budgets import Budget, exercise_budget
 from grader.models import Exercise
 
@@ -60,6 +61,7 @@ def exercise_grade(
     """
     budget = budget or exercise_budget(exercise)
     return grade(
+        declaration=exercise_declaration(exercise),
         harness=exercise.harness,
         code=code,
         entry_point=exercise.entry_point,

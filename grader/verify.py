@@ -18,10 +18,12 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from grading_engine.authored import DeclarationError
 from grading_engine.exercises.base import load_harness
 from grading_engine.grading import grade
 
 from grader import budgets
+from grader.authored import AUTHORED, exercise_declaration
 from grader.models import Exercise
 from grader.process_runner import runner_get
 from quiz.core.audit import Action, audit_changes, audit_record, audit_snapshot
@@ -105,6 +107,9 @@ def exercise_fingerprint(*, exercise: Exercise) -> str:
         digest.update(b"<no harness>")
     parts = [exercise.harness, exercise.entry_point, exercise.solution]
     parts.append(json.dumps(exercise.options or {}, sort_keys=True))
+    if exercise.harness == AUTHORED:  # its checks and mistakes are data
+        parts.append(json.dumps(exercise.declaration, sort_keys=True))
+        parts.append(json.dumps(exercise.wrong_solutions, sort_keys=True))
     for part in parts:
         digest.update(b"\0" + (part or "").encode())
     return digest.hexdigest()
@@ -132,8 +137,11 @@ def _grade_solution(
     """Grade `code` (the reference solution by default) as a learner's would be."""
     try:
         load_harness(exercise.harness)
+        declaration = exercise_declaration(exercise)
     except LookupError as exc:
         return _failure("error", "harness", str(exc))
+    except DeclarationError as exc:
+        return _failure("error", "declaration", str(exc))
     if runner is None:
         from grading_engine.sandbox import SandboxUnavailable
 
@@ -147,6 +155,7 @@ def _grade_solution(
     try:
         for _ in range(repeats):
             verdict = grade(
+                declaration=declaration,
                 harness=exercise.harness,
                 code=exercise.solution if code is None else code,
                 entry_point=exercise.entry_point,
@@ -174,6 +183,11 @@ def _grade_solution(
         "checks": len(verdict.checks),
         "failed": failed[:MAX_FAILED_LISTED],
         "failed_count": len(failed),
+        # The mistakes the checks named (verifying a known wrong solution
+        # of an authored exercise asks for its own).
+        "diagnoses": sorted(
+            {c.diagnosis for c in verdict.checks if not c.passed and c.diagnosis}
+        ),
         # The cheapest run: what the job costs, not what a busy moment added.
         "duration_ms": round(min(durations), 1),
         "clock": "cpu" if verdict.cpu_ms is not None else "wall",

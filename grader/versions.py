@@ -21,6 +21,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from grader.authored import AUTHORED
 from grader.models import Exercise, ExerciseVersion
 from grader.verify import exercise_is_verified, solution_grade, verification_apply
 from quiz.core.audit import Action, audit_changes, audit_record, audit_snapshot
@@ -39,6 +40,7 @@ VERSIONED_FIELDS = (
     "solution",
     "wrong_solutions",
     "right_solutions",
+    "declaration",
     "options",
     "published",
 )
@@ -243,6 +245,10 @@ def exercise_version_verify(*, version_id: int, runner=None) -> str | None:
                         "tell this mistake from a right answer",
                     }
                 )
+            elif unnamed := _not_named(candidate, item, graded):
+                problems.append(
+                    {"name": f"wrong solution {item['name']}", "message": unnamed}
+                )
             _progress(version, done, problems)
         right = version.content.get("right_solutions") or []
         for done, item in enumerate(right, start=2 + len(wrong)):
@@ -265,6 +271,25 @@ def exercise_version_verify(*, version_id: int, runner=None) -> str | None:
     with transaction.atomic():
         promoted = _promote(version, result=result, actor=version.created_by)
     return version.status if promoted else ExerciseVersion.Status.SUPERSEDED
+
+
+def _not_named(exercise: Exercise, item: dict, graded: dict) -> str:
+    """Why an authored exercise's wrong solution is not named as its own
+    mistake ("" when it is): its diagnosis is what it is there to teach.
+    Each wrong solution is one of the exercise's known mistakes, so this
+    fails when another mistake gives the same outputs (the first is named)
+    or the outputs are too close to the reference's to be told apart.
+    (A built-in harness names its mistakes in code, tested per exercise.)"""
+    wanted = item.get("diagnosis")
+    named = graded.get("diagnoses", [])
+    if exercise.harness != AUTHORED or not wanted or wanted in named:
+        return ""
+    said = ", ".join(named) or "no mistake"
+    detail = "; ".join(f["message"] for f in graded.get("failed", [])[:2])
+    return (
+        f"fails, but its checks name {said}, not {wanted}: make its output "
+        f"differ from the reference's where this mistake matters ({detail})"
+    )
 
 
 def _progress(version, done: int, problems: list, step: str = "") -> None:

@@ -20,6 +20,9 @@ from quiz.core.providers import provider
 class ExerciseStore:
     # Why an exercise file's `options` cannot go with its harness (none: fine).
     options_problems: Callable[..., list[str]]  # (harness=, options=)
+    # (field, why) for each reason a parsed file's declaration cannot be
+    # graded with its harness, solution and wrong solutions (none: fine).
+    declaration_problems: Callable[..., list[tuple[str, str]]]  # (record=)
     # Create or update the row of one parsed file: created/updated/unchanged.
     upsert: Callable[..., str]  # (record=, source_path=)
     # Every stored exercise as a quiz.content.tree.ExerciseRecord, by slug

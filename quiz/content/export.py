@@ -40,6 +40,13 @@ from quiz.content.tree import (
 YAML_WIDTH = 88
 FOLD_AFTER = 100
 _WRONG_SOLUTION_KEYS = ("name", "diagnosis", "code")
+# An authored exercise's declaration, in the order docs/content-format.md
+# writes it (sizes and other free-form maps keep their own keys, sorted).
+_DECLARATION_KEYS = (
+    "inputs", "cases", "outputs", "name", "hidden", "tensor", "int", "float",
+    "arange", "start", "dtype", "range", "scale", "sizes", "rtol", "atol",
+    "exact", "axes", "what",
+)  # fmt: skip
 
 
 class ExportError(Exception):
@@ -240,7 +247,21 @@ def _exercise_file(exercise: ExerciseRecord) -> str:
         data["right_solutions"] = [_wrong_solution(r) for r in exercise.right_solutions]
     if exercise.options:
         data["options"] = exercise.options
+    if exercise.declaration:
+        data["declaration"] = _ordered(exercise.declaration, _DECLARATION_KEYS)
     return _yaml(data)
+
+
+def _ordered(value, order: tuple[str, ...]):
+    """`value` with every mapping's keys in the documented order, the rest
+    sorted after them (PostgreSQL's jsonb forgets the order written)."""
+    if isinstance(value, list):
+        return [_ordered(item, order) for item in value]
+    if not isinstance(value, dict):
+        return value
+    rank = {key: index for index, key in enumerate(order)}
+    keys = sorted(value, key=lambda key: (rank.get(key, len(order)), str(key)))
+    return {key: _ordered(value[key], order) for key in keys}
 
 
 def _lesson_filename(lesson: Lesson, taken: set[str]) -> str:

@@ -90,6 +90,7 @@ class ExerciseRecord:
     right_solutions: list[dict] = field(default_factory=list)
     lines: dict[str, int] = field(default_factory=dict)
     options: dict = field(default_factory=dict)
+    declaration: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -379,12 +380,16 @@ def _parse_exercise(path: Path, problems: list) -> ExerciseRecord | None:
         wrong_solutions=wrong,
         right_solutions=right,
         options=f.get("options", dict, required=False, default={}),
+        declaration=f.get("declaration", dict, required=False, default={}),
     )
     if record.options and record.harness:
         for reason in exercise_store().options_problems(  # imports the harness
             harness=record.harness, options=record.options
         ):
             f._bad("options", reason)
+    if record.harness and len(problems) == before:
+        for key, reason in exercise_store().declaration_problems(record=record):
+            f._bad(key, reason)
     record.lines = mapping.lines
     return record if len(problems) == before else None
 

@@ -1,0 +1,239 @@
+"""Authored exercises on the server (issue 46): saved, verified, graded.
+
+An admin's exercise of harness `authored` carries a declaration; saving it
+runs the version flow in the real sandbox (a warm pool), where the
+reference must pass, each known wrong solution must fail with its own
+diagnosis and each right variant must pass. Bad declarations are refused by
+the admin's form, naming the field, and nothing goes live.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from django.urls import reverse
+
+from grader import process_runner, versions
+from grader.models import Exercise, ExerciseVersion
+from grader.process_runner import exercise_grade
+from quiz.content.models import Diagnosis
+from tests.sandbox.conftest import needs_bwrap
+
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
+
+ENTRY = "top_k_filter"
+DECLARATION = {
+    "inputs": [
+        {"name": "logits", "tensor": ["b", "v"], "scale": 3.0},
+        {"name": "k", "int": "k"},
+    ],
+    "cases": [
+        {"name": "b=2, v=10, k=3", "sizes": {"b": 2, "k": 3, "v": 10}},
+        {
+            "name": "hidden 1",
+            "hidden": True,
+            "sizes": {"b": {"between": [1, 4]}, "k": {"between": [1, 8]}, "v": 50},
+        },
+    ],
+    "outputs": [{"name": "filtered", "exact": True, "axes": ["batch", "vocab"]}],
+}
+SOLUTION = """\
+import torch
+
+
+def top_k_filter(logits, k):
+    kth = torch.topk(logits, k, dim=-1).values[..., -1:]
+    return logits.masked_fill(logits < kth, float("-inf"))
+"""
+SMALLEST = SOLUTION.replace("dim=-1)", "dim=-1, largest=False)").replace(
+    "logits < kth", "logits > kth"
+)
+WRONG = [
+    {"name": "keeps the k smallest", "diagnosis": "top-k-smallest", "code": SMALLEST}
+]
+RIGHT = [
+    {
+        "name": "scatter",
+        "code": "import torch\n\ndef top_k_filter(logits, k):\n"
+        "    top = torch.topk(logits, k, dim=-1)\n"
+        "    out = torch.full_like(logits, float('-inf'))\n"
+        "    return out.scatter(-1, top.indices, top.values)\n",
+    }
+]
+
+
+@pytest.fixture(scope="module")
+def pool():
+    needs_bwrap()
+    from grading_engine.sandbox import WarmPool
+
+    with WarmPool(1) as warm:
+        yield warm
+
+
+@pytest.fixture
+def diagnosis(db):
+    return Diagnosis.objects.create(
+        slug="top-k-smallest", summary="Kept the k smallest logits, not the largest."
+    )
+
+
+def _saved(lesson=None, **fields) -> tuple[Exercise, str | None]:
+    """Save like the admin (a new exercise), then verify in the pool."""
+    values = {
+        "slug": "top-k-filter",
+        "title": "Top-k filtering",
+        "lesson": lesson,
+        "harness": "authored",
+        "entry_point": ENTRY,
+        "signature": "top_k_filter(logits, k) -> Tensor",
+        "prompt": "Keep the k largest logits of each row.",
+        "starter": "def top_k_filter(logits, k):\n    ...\n",
+        "solution": SOLUTION,
+        "wrong_solutions": WRONG,
+        "right_solutions": RIGHT,
+        "declaration": copy.deepcopy(DECLARATION),
+        "published": True,
+        **fields,
+    }
+    sent = []
+    versions.exercise_save(
+        exercise=Exercise(**values), actor=None, creating=True, send=sent.append
+    )
+    return Exercise.objects.get(slug=values["slug"]), sent
+
+
+def _verify(version_id: int, pool) -> ExerciseVersion:
+    versions.exercise_version_verify(version_id=version_id, runner=pool)
+    return ExerciseVersion.objects.get(pk=version_id)
+
+
+def test_a_broken_reference_is_shown_failing_then_a_fix_goes_live(
+    pool, diagnosis, django_capture_on_commit_callbacks, monkeypatch
+):
+    broken = SOLUTION.replace(
+        "    kth =",
+        "    if logits.shape[-1] > 5:\n        raise ValueError('long')\n    kth =",
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        exercise, sent = _saved(solution=broken)
+    version = _verify(sent[0], pool)
+    assert version.status == ExerciseVersion.Status.FAILED
+    [problem] = version.verification["failed"]
+    assert "case 'b=2, v=10, k=3': ValueError: long" in problem["message"]
+    exercise.refresh_from_db()
+    assert (exercise.version, exercise.published) == (0, False)
+
+    fixed = versions.exercise_for_editing(exercise)
+    fixed.solution = SOLUTION
+    sent = []
+    with django_capture_on_commit_callbacks(execute=True):
+        versions.exercise_save(
+            exercise=fixed, actor=None, creating=False, send=sent.append
+        )
+    version = _verify(sent[0], pool)
+    assert version.status == ExerciseVersion.Status.LIVE, version.verification
+    exercise.refresh_from_db()
+    assert (exercise.published, exercise.declaration) == (True, DECLARATION)
+
+    # A learner's answers, graded as the worker grades them.
+    monkeypatch.setitem(process_runner._runners, "test-pool", pool)
+    verdict = exercise_grade(exercise=exercise, code=SMALLEST, runner_kind="test-pool")
+    assert verdict.status == "failed"
+    named = {c.diagnosis for c in verdict.checks if not c.passed and c.diagnosis}
+    assert named == {"top-k-smallest"}
+    right = exercise_grade(exercise=exercise, code=RIGHT[0]["code"],
+                           runner_kind="test-pool")  # fmt: skip
+    assert right.status == "passed"
+
+
+def test_a_wrong_solution_must_fail_with_its_own_diagnosis(
+    pool, diagnosis, django_capture_on_commit_callbacks
+):
+    """Each wrong solution is a known mistake itself, so it matches its own
+    output; one whose output another mistake already gives is named as that
+    one, and the author hears it."""
+    Diagnosis.objects.create(slug="top-k-fill-zero", summary="Filled with zeros.")
+    same = SMALLEST.replace(
+        "return logits.masked_fill(", "return (logits + 0).masked_fill("
+    )
+    assert same != SMALLEST
+    twins = [*WRONG, {"name": "twin", "diagnosis": "top-k-fill-zero", "code": same}]
+    with django_capture_on_commit_callbacks(execute=True):
+        exercise, sent = _saved(wrong_solutions=twins)
+    version = _verify(sent[0], pool)
+    assert version.status == ExerciseVersion.Status.FAILED
+    [problem] = version.verification["failed"]
+    assert problem["name"] == "wrong solution twin"
+    assert "its checks name top-k-smallest, not top-k-fill-zero" in problem["message"]
+
+
+def _form(**changes) -> dict:
+    """The admin's add form, filled in as an author would."""
+    data = {
+        "slug": "top-k-filter",
+        "title": "Top-k",
+        "lesson": "",
+        "published": "on",
+        "harness": "authored",
+        "entry_point": ENTRY,
+        "signature": "top_k_filter(logits, k) -> Tensor",
+        "prompt": "Keep the k largest.",
+        "starter": "def top_k_filter(logits, k):\n    ...\n",
+        "solution": SOLUTION,
+        "wrong_solutions": json.dumps(WRONG),
+        "right_solutions": json.dumps(RIGHT),
+        "declaration": json.dumps(DECLARATION),
+        "options": "{}",
+    }
+    for key, value in changes.items():
+        data[key] = value if isinstance(value, str) else json.dumps(value)
+    return data
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "words"),
+    [
+        ({"solution": "def top_k_filter(logits, k)\n    return logits\n"},
+         "solution", "solution: line 1"),
+        ({"declaration": {**DECLARATION, "outputs": []}},
+         "declaration", "outputs: must be a list of one or more"),
+        ({"declaration": {**DECLARATION, "inputs": [
+            {"name": "logits", "tensor": [1024, 4096]}, {"name": "k", "int": 3}]}},
+         "declaration", "MB of inputs"),
+        ({"declaration": {**DECLARATION, "outputs": [{"name": "filtered", "rtol": 2}]}},
+         "declaration", "outputs[0].rtol: must be from 0 to 1"),
+        ({"wrong_solutions": [{**WRONG[0], "diagnosis": "no-such-mistake"}]},
+         "wrong_solutions", "no diagnosis 'no-such-mistake'"),
+        ({"harness": "tie-weights"},
+         "declaration", "only harness 'authored' reads a declaration"),
+    ],
+)  # fmt: skip
+def test_the_admin_refuses_a_bad_declaration_naming_its_field(
+    client, admin_user, diagnosis, change, field, words
+):
+    client.force_login(admin_user)
+    response = client.post(reverse("admin:grader_exercise_add"), _form(**change))
+    assert response.status_code == 200  # the form again, with its errors
+    errors = response.context["adminform"].form.errors
+    assert words in " ".join(errors.get(field, [])), errors
+    assert words in response.content.decode().replace("&#x27;", "'")
+    assert not Exercise.objects.exists()
+    assert not ExerciseVersion.objects.exists()
+
+
+def test_the_admin_saves_a_good_declaration_as_a_draft_to_verify(
+    client, admin_user, diagnosis
+):
+    client.force_login(admin_user)
+    response = client.post(reverse("admin:grader_exercise_add"), _form(), follow=True)
+    assert "saved as version 1; verifying it in the background" in (
+        response.content.decode()
+    )
+    exercise = Exercise.objects.get(slug="top-k-filter")
+    assert exercise.published is False  # until its first version verifies
+    [draft] = exercise.versions.all()
+    assert draft.content["declaration"] == DECLARATION
+    assert draft.status == ExerciseVersion.Status.QUEUED
