@@ -81,6 +81,10 @@ class Exercise(models.Model):
         "the reference, at least 1.5 s); options.time_budget_seconds overrides it.",
     )
     source_path = models.CharField(max_length=300, blank=True)
+    # An authored exercise's local-check bundle (a built-in's is a file of
+    # `make client`), and what it was built from (grader.local_checks).
+    local_check = models.BinaryField(null=True, blank=True, editable=False)
+    local_check_key = models.CharField(max_length=64, blank=True, editable=False)
     version = models.PositiveIntegerField(
         default=1,
         help_text="The verified version this row holds, which learners get; "

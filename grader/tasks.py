@@ -95,3 +95,24 @@ def verify_version_send(version_id: int) -> None:
     verify_exercise_version.apply_async(
         args=[version_id], queue=settings.CELERY_TASK_DEFAULT_QUEUE
     )
+
+
+@shared_task(name="grader.build_local_check", acks_late=True, ignore_result=True)
+def build_local_check(exercise_id: int) -> bool:
+    """Build an authored exercise's local-check bundle (grader.local_checks)."""
+    from grader.local_checks import local_check_build
+    from grader.process_runner import runner_get
+
+    runner = runner_get("cold") if settings.CELERY_TASK_ALWAYS_EAGER else None
+    return local_check_build(exercise_id=exercise_id, runner=runner)
+
+
+def local_check_send(exercise_id: int) -> None:
+    """Ask a worker for a missing bundle; a broker away only delays it (the
+    next request asks again)."""
+    try:
+        build_local_check.apply_async(
+            args=[exercise_id], queue=settings.CELERY_TASK_DEFAULT_QUEUE
+        )
+    except Exception as exc:  # noqa: BLE001 - the learner grades on the server
+        log.warning("local-check build not sent: %s", exc)

@@ -270,7 +270,20 @@ def exercise_version_verify(*, version_id: int, runner=None) -> str | None:
         return _fail(version, result, problems)
     with transaction.atomic():
         promoted = _promote(version, result=result, actor=version.created_by)
+    if promoted and version.content.get("harness") == AUTHORED:
+        _local_check(version.exercise_id, runner)
     return version.status if promoted else ExerciseVersion.Status.SUPERSEDED
+
+
+def _local_check(exercise_id: int, runner) -> None:
+    """An authored exercise's `course check` bundle, built with the runner
+    that verified it; a failure here only leaves it to be built on demand."""
+    from grader.local_checks import local_check_build
+
+    try:
+        local_check_build(exercise_id=exercise_id, runner=runner)
+    except Exception:  # noqa: BLE001 - the version is live either way
+        log.warning("local check of exercise %s not built", exercise_id, exc_info=True)
 
 
 def _not_named(exercise: Exercise, item: dict, graded: dict) -> str:

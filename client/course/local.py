@@ -90,6 +90,26 @@ def _bundle(exercise: dict):
     return bundle
 
 
+def _declaration(exercise: dict, bundle):
+    """An authored exercise's public declaration, from its bundle (None for
+    a built-in one): what its checks compare; the values come shipped."""
+    from grading_engine import authored
+
+    if exercise.get("harness") != authored.HARNESS:
+        return None
+    try:
+        return authored.parse(
+            bundle.declaration,
+            entry_point=exercise.get("entry_point"),
+            reference=None,
+        )
+    except authored.DeclarationError as exc:
+        raise CourseError(
+            f"the local check of {exercise.get('slug')} is unreadable ({exc}): "
+            f"run `course get {exercise.get('slug')}` again"
+        ) from None
+
+
 def check(exercise: dict, code: str) -> dict:
     """The engine's verdict on the visible cases, as the API's JSON shape."""
     from grading_engine.grading import grade
@@ -100,6 +120,7 @@ def check(exercise: dict, code: str) -> dict:
     options = exercise.get("check_options")
     try:
         verdict = grade(
+            declaration=_declaration(exercise, bundle),
             harness=exercise["harness"],
             code=code,
             entry_point=exercise["entry_point"],

@@ -111,6 +111,24 @@ class Declaration:
             made.append(spec)
         return made
 
+    def public(self) -> dict:
+        """The declaration a learner's `course check` may have: the inputs,
+        the visible cases and the comparisons (no hidden case, no code)."""
+        return {
+            "inputs": self.inputs,
+            "cases": [case for case in self.cases if not case["hidden"]],
+            "outputs": [
+                {
+                    "name": o.name,
+                    "rtol": o.rtol,
+                    "atol": o.atol,
+                    **({"axes": list(o.axes)} if o.axes else {}),
+                    "what": o.what,
+                }
+                for o in self.outputs
+            ],
+        }
+
     def digest(self) -> str:
         """What a stored verification or cached expectation was made from."""
         text = json.dumps(
@@ -138,10 +156,13 @@ def _draw(rng: random.Random, value) -> int:
 # -- parse: every field checked, the first problem named -----------------------
 
 
-def parse(declaration, *, entry_point: str, reference: str, mistakes=()) -> Declaration:
+def parse(
+    declaration, *, entry_point: str, reference: str | None, mistakes=()
+) -> Declaration:
     """The declaration as the grader uses it, or DeclarationError naming the
     field: `declaration` is the JSON object (inputs, cases, outputs),
-    `reference` the solution's code, `mistakes` [{diagnosis, message, code}]."""
+    `reference` the solution's code, `mistakes` [{diagnosis, message, code}].
+    A learner's client has no reference (None): its values come shipped."""
     if not isinstance(declaration, dict):
         raise DeclarationError(
             "declaration", "must be an object with inputs, cases, outputs"
@@ -164,13 +185,14 @@ def parse(declaration, *, entry_point: str, reference: str, mistakes=()) -> Decl
                 f"at its largest sizes; the cap is {MAX_CASE_BYTES // 2**20} MB: "
                 "use smaller sizes",
             )
-    _code("solution", reference, entry_point)
+    if reference is not None:
+        _code("solution", reference, entry_point)
     return Declaration(
         entry_point=entry_point,
         inputs=inputs,
         cases=cases,
         outputs=outputs,
-        reference=reference,
+        reference=reference or "",
         mistakes=_mistakes(mistakes, entry_point),
     )
 
@@ -677,3 +699,21 @@ def _check_case(declaration: Declaration, expected: Callable, variants: Callable
 
     check_case.slip_agrees = slip_agrees
     return check_case
+
+
+def local_check(declaration: Declaration, run: Callable, *, engine: str) -> bytes:
+    """The bundle `course check` grades the visible cases with: their specs,
+    the reference's and the mistakes' outputs on them (run by `run(job)`, in
+    the sandbox), and the public declaration (grading_engine.expected)."""
+    from grading_engine import expected
+
+    visible = [case for case in declaration.draw_cases(0) if not case["hidden"]]
+    module = harness_for(declaration, visible, run)
+    module.jobs.prepare()  # AuthoredError: a reference that fails a case
+    return expected.encode(
+        harness=HARNESS,
+        engine=engine,
+        cases=visible,
+        expected=expected.compute(module, visible),
+        declaration=declaration.public(),
+    )

@@ -147,11 +147,22 @@ def shipped(bundle: Shipped | None) -> Iterator[None]:
 class Shipped:
     """The server's values for the visible cases of one harness."""
 
-    def __init__(self, *, harness: str, engine: str, cases: list, expected: dict):
+    def __init__(
+        self,
+        *,
+        harness: str,
+        engine: str,
+        cases: list,
+        expected: dict,
+        declaration: dict | None = None,
+    ):
         self.harness = harness
         self.engine = engine
         self.cases = cases
         self.expected = expected  # {case name: {expectation: encoded value}}
+        # An authored exercise's public declaration (grading_engine.authored):
+        # what its checks compare, for the visible cases only.
+        self.declaration = declaration
         self._tensors: dict = {}
 
     def value(self, case: dict, name: str, key: tuple):
@@ -208,7 +219,14 @@ def _outcome(fn: Callable, *args) -> dict:
 # -- bytes: a JSON header, then a safetensors payload --------------------------
 
 
-def encode(*, harness: str, engine: str, cases: list, expected: dict) -> bytes:
+def encode(
+    *,
+    harness: str,
+    engine: str,
+    cases: list,
+    expected: dict,
+    declaration: dict | None = None,
+) -> bytes:
     """One bundle as bytes: 8-byte header length, JSON header, safetensors."""
     from safetensors.torch import save as st_save
 
@@ -225,6 +243,8 @@ def encode(*, harness: str, engine: str, cases: list, expected: dict) -> bytes:
             for case, entries in expected.items()
         },
     }
+    if declaration is not None:
+        header["declaration"] = declaration
     raw = json.dumps(header, allow_nan=True).encode("utf-8")  # keeps dict order
     return len(raw).to_bytes(_LEN_BYTES, "little") + raw + st_save(tensors)
 
@@ -301,6 +321,7 @@ def decode(blob: bytes) -> Shipped:
         engine=str(header.get("engine")),
         cases=header["cases"],
         expected=header["expected"],
+        declaration=header.get("declaration"),
     )
     bundle._tensors = tensors
     return bundle

@@ -8,9 +8,9 @@ from drf_spectacular.utils import extend_schema_field
 from grading_engine.grading import TOLERANCE_OPTIONS
 from rest_framework import serializers
 
-from grader import client_dist
 from grader.api.client_compat import engine_info
 from grader.budgets import exercise_budget, exercise_lane
+from grader.local_checks import exercise_local_check
 from grader.models import Exercise, Submission
 from grader.selectors import SET_ASIDE_WAIT, submission_waits_behind_own
 
@@ -119,7 +119,7 @@ class ExerciseDetailSerializer(ExerciseListSerializer):
 
     @extend_schema_field(LocalCheckSerializer(allow_null=True))
     def get_local_check(self, obj: Exercise) -> dict | None:
-        found = client_dist.bundle(obj.harness)
+        found = exercise_local_check(exercise=obj)
         if found is None:
             return None
         return {

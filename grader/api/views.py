@@ -6,7 +6,12 @@ from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.handlers.asgi import ASGIRequest
 from django.db import connection
-from django.http import FileResponse, JsonResponse, StreamingHttpResponse
+from django.http import (
+    FileResponse,
+    HttpResponse,
+    JsonResponse,
+    StreamingHttpResponse,
+)
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import renderers, status
@@ -17,10 +22,11 @@ from rest_framework.exceptions import (
 )
 from rest_framework.response import Response
 
-from grader import client_dist, live, selectors, services, stream_caps
+from grader import live, selectors, services, stream_caps
 from grader.api import serializers as s
 from grader.api.client_compat import engine_headers, engine_info, engine_mismatch
 from grader.api.gradescope import submission_gradescope
+from grader.local_checks import exercise_local_check
 from grader.models import Exercise, Submission
 from quiz.content.diagnoses import diagnosis_list
 from quiz.core.api.base import ApiView
@@ -144,12 +150,14 @@ class ExerciseLocalCheckView(GraderApiView):
         exercise, conflict = _exercise_for_client(request, slug)
         if conflict is not None:
             return conflict
-        found = client_dist.bundle(exercise.harness)
+        found = exercise_local_check(exercise=exercise)
         if found is None:
             raise NotFound(
                 f"This server has not built the local check of {slug!r}: "
                 "`course submit` grades it here."
             )
+        if "blob" in found:  # an authored exercise's, kept on its row
+            return HttpResponse(found["blob"], content_type="application/octet-stream")
         return FileResponse(
             found["path"].open("rb"), content_type="application/octet-stream"
         )

@@ -9,6 +9,16 @@ class Migration(migrations.Migration):
     operations = [
         migrations.AddField(
             model_name="exercise",
+            name="local_check",
+            field=models.BinaryField(blank=True, editable=False, null=True),
+        ),
+        migrations.AddField(
+            model_name="exercise",
+            name="local_check_key",
+            field=models.CharField(blank=True, editable=False, max_length=64),
+        ),
+        migrations.AddField(
+            model_name="exercise",
             name="declaration",
             field=models.JSONField(
                 blank=True,

@@ -20,7 +20,8 @@ from quiz.core.models import AuditEntry
 # Long Markdown bodies would make every entry huge; the first part is enough to
 # recognise the edit, and the full text is in the row (or in git).
 MAX_VALUE_CHARS = 300
-_SKIPPED = (models.AutoField, models.BigAutoField)
+# Keys, and bytes derived from the audited fields (a local-check bundle).
+_SKIPPED = (models.AutoField, models.BigAutoField, models.BinaryField)
 
 Action = AuditEntry.Action
 

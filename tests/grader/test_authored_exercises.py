@@ -111,7 +111,7 @@ def _verify(version_id: int, pool) -> ExerciseVersion:
 
 
 def test_a_broken_reference_is_shown_failing_then_a_fix_goes_live(
-    pool, diagnosis, django_capture_on_commit_callbacks, monkeypatch
+    pool, diagnosis, django_capture_on_commit_callbacks, monkeypatch, learner, tmp_path
 ):
     broken = SOLUTION.replace(
         "    kth =",
@@ -147,6 +147,41 @@ def test_a_broken_reference_is_shown_failing_then_a_fix_goes_live(
     right = exercise_grade(exercise=exercise, code=RIGHT[0]["code"],
                            runner_kind="test-pool")  # fmt: skip
     assert right.status == "passed"
+
+    # `course check`: the bundle built when the version went live, fetched
+    # through the API and judged by the client with no reference, agrees
+    # with the server on the visible cases.
+    exercise.refresh_from_db()
+    assert exercise.local_check and exercise.local_check_key
+    _same_verdicts_here_and_there(exercise, learner, monkeypatch, tmp_path)
+
+
+def _same_verdicts_here_and_there(exercise, learner, monkeypatch, tmp_path):
+    from course import local, store
+    from rest_framework.test import APIClient
+
+    monkeypatch.setenv("COURSE_CONFIG_DIR", str(tmp_path))
+    api = APIClient()
+    api.force_authenticate(learner)
+    detail = api.get(f"/api/v1/exercises/{exercise.slug}/").json()
+    assert detail["harness"] == "authored" and detail["local_check"]
+    assert "declaration" not in detail and "solution" not in detail
+    blob = api.get(f"/api/v1/exercises/{exercise.slug}/local-check/").content
+    assert SOLUTION not in blob.decode("latin-1")
+    assert "hidden 1" not in blob.decode("latin-1")  # no hidden case
+    store.exercise_save(detail)
+    store.local_check_save(exercise.slug, blob)
+    assert local.bundle_current(detail)
+    for code in (
+        SOLUTION,
+        SMALLEST,
+        "def top_k_filter(logits, k):\n    return logits\n",
+    ):
+        mine = local.check(detail, code)
+        theirs = exercise_grade(exercise=exercise, code=code, runner_kind="test-pool")
+        shown = [c.to_dict() for c in theirs.checks if not c.hidden]
+        assert [c for c in mine["checks"]] == shown, code
+        assert mine["status"] == theirs.status
 
 
 def test_a_wrong_solution_must_fail_with_its_own_diagnosis(

@@ -1,0 +1,96 @@
+"""The local-check bundle of an exercise, whichever kind it is.
+
+A built-in exercise's bundle is a file `make client` built with the learner
+edition (grader.client_dist). An authored exercise has no harness module to
+build from: its bundle is computed by running its reference and known
+mistakes on its visible cases in the sandbox (grading_engine.authored), on
+a worker, and kept on the row with the key of what it was built from (the
+declaration and the engine), so an edit or an engine upgrade rebuilds it.
+It is built when a version goes live, and by a task the first time a
+learner's client asks for one that is missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+
+from grading_engine import __version__ as ENGINE_VERSION
+from grading_engine import authored
+
+from grader import client_dist
+from grader.authored import AUTHORED, exercise_declaration
+from grader.models import Exercise
+
+log = logging.getLogger(__name__)
+
+
+def _key(exercise: Exercise) -> str | None:
+    """What an authored exercise's bundle is built from; None if it cannot be."""
+    try:
+        declaration = exercise_declaration(exercise)
+    except authored.DeclarationError:
+        return None
+    digest = hashlib.sha256(f"{declaration.digest()}:{ENGINE_VERSION}".encode())
+    return digest.hexdigest()
+
+
+def exercise_local_check(*, exercise: Exercise) -> dict | None:
+    """{"blob" or "path", "sha256", "bytes"} of the exercise's bundle, or
+    None: not built (an authored one's build is then asked of a worker)."""
+    if exercise.harness != AUTHORED:
+        return client_dist.bundle(exercise.harness)
+    key = _key(exercise)
+    if key is not None and exercise.local_check and exercise.local_check_key == key:
+        blob = bytes(exercise.local_check)
+        return {
+            "blob": blob,
+            "sha256": hashlib.sha256(blob).hexdigest(),
+            "bytes": len(blob),
+        }
+    if key is not None:
+        from grader.tasks import local_check_send
+
+        local_check_send(exercise.pk)
+    return None
+
+
+def local_check_build(*, exercise_id: int, runner=None) -> bool:
+    """Build and keep an authored exercise's bundle if it is missing or
+    stale; whether one is kept now. Idempotent: a second call finds it."""
+    from grader.process_runner import runner_get
+
+    exercise = Exercise.objects.get(pk=exercise_id)
+    key = _key(exercise)
+    if exercise.harness != AUTHORED or key is None:
+        return False
+    if exercise.local_check and exercise.local_check_key == key:
+        return True
+    runner = runner or runner_get()
+    declaration = exercise_declaration(exercise)
+
+    def run(job: dict):
+        from grading_engine.reference.tokenizer import default_cache_dir
+
+        job = {**job, "tiktoken_cache_dir": str(default_cache_dir())}
+        return runner.run(job, timeout=60.0)
+
+    try:
+        blob = authored.local_check(declaration, run, engine=ENGINE_VERSION)
+    except authored.AuthoredError as exc:
+        log.warning("no local check for %s: %s", exercise.slug, exc)
+        return False
+    # Only onto the row it was built for: a save meanwhile changed the key.
+    Exercise.objects.filter(pk=exercise.pk, **_content(exercise)).update(
+        local_check=blob, local_check_key=key
+    )
+    return True
+
+
+def _content(exercise: Exercise) -> dict:
+    return {
+        "declaration": exercise.declaration,
+        "solution": exercise.solution,
+        "entry_point": exercise.entry_point,
+        "wrong_solutions": exercise.wrong_solutions,
+    }
