@@ -609,3 +609,17 @@ def test_raised_accepts_a_subclass_of_the_named_exception():
     _, error = call_learner(lambda: {}["x"])
     assert not raised(error, "ValueError")
     assert not raised({"type": "TooLong", "kinds": "ValueError"}, "ValueError")
+
+
+@pytest.mark.parametrize("rtol", [0.0, 1e-4])
+def test_where_the_reference_is_infinite_only_the_same_value_matches(rtol):
+    """A filtered logit is -inf: 0 there is a different answer (its token can
+    still be drawn), whatever the tolerance; inf - inf is NaN, not close."""
+    want = torch.tensor([1.0, float("-inf"), float("nan"), float("inf")])
+    same = check_allclose("v", want.clone(), want, rtol=rtol, atol=1e-5)
+    assert same.passed, same.message
+    for wrong in (0.0, -1e30, float("inf")):
+        got = want.clone()
+        got[1] = wrong
+        result = check_allclose("v", got, want, rtol=rtol, atol=1e-5)
+        assert not result.passed and "at 1 of 4 elements" in result.message
