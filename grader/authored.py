@@ -16,6 +16,11 @@ from grading_engine.authored import Declaration, DeclarationError
 from quiz.content.models import Diagnosis
 
 AUTHORED = engine.HARNESS
+# How a declaration's diagnoses are read: an author's save refuses one the
+# table lacks; a grade uses the summaries it finds (it was checked when
+# saved, and a grade must not fail on it); a content file read alone has no
+# database (tests/grader/test_diagnoses.py checks the files' diagnoses).
+REQUIRED, USED, UNREAD = "required", "used", "unread"
 # The form field a declaration problem belongs to, by the path's first part.
 _FIELDS = {
     "solution": "solution",
@@ -30,34 +35,31 @@ def declaration_parse(
     entry_point: str,
     solution: str,
     wrong_solutions,
-    diagnoses_known: bool = True,
+    diagnoses: str = REQUIRED,
 ) -> Declaration:
     """The declaration the engine grades with; DeclarationError naming the
-    field at fault (with `diagnoses_known`, a diagnosis no diagnoses.yaml
-    entry has, too)."""
+    field at fault. `diagnoses` is REQUIRED, USED or UNREAD (above)."""
     wrong = wrong_solutions if isinstance(wrong_solutions, list) else []
-    slugs = {item.get("diagnosis") for item in wrong if isinstance(item, dict)}
-    summaries = dict(
-        Diagnosis.objects.filter(
-            slug__in=[s for s in slugs if isinstance(s, str)]
-        ).values_list("slug", "summary")
-    )
+    slugs = [item.get("diagnosis") for item in wrong if isinstance(item, dict)]
+    summaries = {}
+    if diagnoses != UNREAD:
+        named = [slug for slug in slugs if isinstance(slug, str)]
+        summaries = dict(
+            Diagnosis.objects.filter(slug__in=named).values_list("slug", "summary")
+        )
     mistakes = []
     for number, item in enumerate(wrong):
         if not isinstance(item, dict):
             mistakes.append(item)  # the engine says why
             continue
         diagnosis = item.get("diagnosis")
-        if (
-            diagnoses_known
-            and isinstance(diagnosis, str)
-            and diagnosis not in summaries
-        ):
-            raise DeclarationError(
-                f"wrong_solutions[{number}].diagnosis",
-                f"no diagnosis {diagnosis!r} in content/diagnoses.yaml: use one "
-                "of its slugs or add it there",
-            )
+        if diagnoses == REQUIRED and isinstance(diagnosis, str):
+            if diagnosis not in summaries:
+                raise DeclarationError(
+                    f"wrong_solutions[{number}].diagnosis",
+                    f"no diagnosis {diagnosis!r} in content/diagnoses.yaml: use "
+                    "one of its slugs or add it there",
+                )
         message = item.get("message") or summaries.get(diagnosis, "")
         mistakes.append(
             {"diagnosis": diagnosis, "message": message, "code": item.get("code")}
@@ -77,6 +79,7 @@ def exercise_declaration(exercise) -> Declaration | None:
         entry_point=exercise.entry_point,
         solution=exercise.solution,
         wrong_solutions=exercise.wrong_solutions,
+        diagnoses=USED,
     )
 
 
@@ -87,7 +90,7 @@ def declaration_problems(
     entry_point: str,
     solution: str,
     wrong_solutions,
-    diagnoses_known: bool = True,
+    diagnoses: str = REQUIRED,
 ) -> list[tuple[str, str]]:
     """(form field, message) for each reason the declaration cannot go with
     the rest of the exercise; empty when it can."""
@@ -107,7 +110,7 @@ def declaration_problems(
             entry_point=entry_point,
             solution=solution,
             wrong_solutions=wrong_solutions,
-            diagnoses_known=diagnoses_known,
+            diagnoses=diagnoses,
         )
     except DeclarationError as exc:
         where = exc.field.split("[")[0].split(".")[0]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.authored import declaration_problems
+from grader.authored import UNREAD, declaration_problems
 from grader.models import Exercise
 from grader.verify import exercise_is_verified, exercise_options_problems
 from quiz.content.exercise_store import ExerciseStore
@@ -90,7 +90,7 @@ def record_declaration_problems(*, record: ExerciseRecord) -> list[tuple[str, st
         entry_point=record.entry_point,
         solution=record.solution,
         wrong_solutions=record.wrong_solutions,
-        diagnoses_known=False,  # loaded with the same files (tests check them)
+        diagnoses=UNREAD,  # loaded with the same files (tests check them)
     )
 
 

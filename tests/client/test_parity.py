@@ -138,7 +138,9 @@ def disagreements(which: str, mine: dict, theirs: dict) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def stored(django_db_setup, django_db_blocker, tmp_path_factory, client_dist):
+def stored(
+    django_db_setup, django_db_blocker, tmp_path_factory, client_dist, server_runner
+):
     """For every exercise: its Exercise row and the file the client stores,
     as shipped and as tuned in the admin ({"shipped"|"tuned": (row, json)}).
 
@@ -147,13 +149,16 @@ def stored(django_db_setup, django_db_blocker, tmp_path_factory, client_dist):
     bundles (from the session's `make client` build) fetched through the
     API, saved and read back by the client's store, which stays this
     module's (COURSE_CONFIG_DIR); then the database is rolled back. Grading
-    reads only the rows' fields, so the tests need no database.
+    reads only the rows' fields, so the tests need no database. An authored
+    exercise's bundle is built first, in the server's pool, as a worker
+    builds it when its version goes live (grader.local_checks).
     """
     from django.contrib.auth.models import User
     from django.db import transaction
     from django.test import override_settings
     from rest_framework.test import APIClient
 
+    from grader.local_checks import local_check_build
     from grader.models import Exercise
     from grader.verify import exercise_options_problems, harness_option_keys
     from quiz.content.loader import content_load
@@ -177,10 +182,17 @@ def stored(django_db_setup, django_db_blocker, tmp_path_factory, client_dist):
                 store.exercise_save(exercise)
                 bundle = api.get(f"/api/v1/exercises/{row.slug}/local-check/")
                 assert bundle.status_code == 200, row.slug
-                store.local_check_save(row.slug, b"".join(bundle.streaming_content))
+                blob = (
+                    b"".join(bundle.streaming_content)
+                    if bundle.streaming  # a file of `make client`
+                    else bundle.content  # an authored exercise's, from its row
+                )
+                store.local_check_save(row.slug, blob)
                 assert local.bundle_current(exercise), row.slug
                 return copy.deepcopy(row), store.exercise_load(row.slug)
 
+            for row in Exercise.objects.filter(harness="authored"):
+                assert local_check_build(exercise_id=row.pk, runner=server_runner)
             for row in Exercise.objects.order_by("slug"):
                 found[row.slug] = {"shipped": fetched(row)}
                 # What an admin may set: every option the harness accepts, the
@@ -418,6 +430,7 @@ def test_the_client_and_the_server_agree_on_every_known_solution(
     stored, server_runner, client_process, one_torch_thread, slug
 ):
     row, exercise = stored[slug]["shipped"]
+    _diagnoses_as_loaded()  # an authored exercise's messages come from them
     # The reference and the wrong solutions, as the end-to-end set always
     # compared; the right ones pass the server's grade in test_exercise_files.
     todo = known_solutions(SPECS[slug], rights=False)
@@ -433,6 +446,19 @@ def test_the_client_and_the_server_agree_on_every_known_solution(
     for (which, _), here, there in zip(todo, mine, theirs, strict=True):
         problems += disagreements(which, {"local": True, **here}, there)
     assert not problems, f"{slug}: " + "\n".join(problems)
+
+
+def _diagnoses_as_loaded() -> None:
+    """The diagnoses' summaries as content_load stored them (`stored` rolled
+    its database back): an authored exercise's grade reads its mistakes'
+    messages there, as the bundle built in `stored` did."""
+    from quiz.content.models import Diagnosis
+
+    text = (PROJECT_ROOT / "content" / "diagnoses.yaml").read_text(encoding="utf-8")
+    Diagnosis.objects.bulk_create(
+        Diagnosis(slug=item["slug"], summary=item.get("summary", ""))
+        for item in yaml.safe_load(text)["diagnoses"]
+    )
 
 
 def production_problems(spec: dict, todo: list[tuple[str, str]], graded) -> list[str]:

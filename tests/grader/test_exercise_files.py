@@ -30,9 +30,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from grading_engine.authored import HARNESS as AUTHORED
 from grading_engine.exercises.base import load_harness
 from grading_engine.grading import grade
 from grading_engine.harness.subprocess_runner import SubprocessRunner
+
+from tests.authored_spec import declaration_of
 
 EXERCISES = Path(__file__).resolve().parents[2] / "content" / "exercises"
 FILES = sorted(EXERCISES.glob("*.yaml"))
@@ -47,7 +50,7 @@ REQUIRED = {
     "solution",
     "wrong_solutions",
 }
-KNOWN = REQUIRED | {"lesson", "options", "right_solutions"}
+KNOWN = REQUIRED | {"lesson", "options", "right_solutions", "declaration"}
 SEED = 20_240_611  # fixed, so a failure here can be replayed
 TIMEOUT = 180.0  # a cold child may build GPT-2 small on a busy machine
 SANDBOX = shutil.which("bwrap") is not None
@@ -129,6 +132,7 @@ def over_headroom(verdict, budget: float) -> str | None:
 
 def run(runner, exercise: dict, code: str, timeout: float):
     verdict = grade(
+        declaration=declaration_of(exercise),
         harness=exercise["harness"],
         code=code,
         entry_point=exercise["entry_point"],
@@ -170,9 +174,13 @@ def test_exercise_file_is_valid_and_complete(path):
         assert isinstance(exercise[key], str) and exercise[key].strip(), key
 
     module = load_harness(exercise["harness"])
-    assert module.SLUG == exercise["slug"]
-    assert module.ENTRY_POINT == exercise["entry_point"]
-    assert module.SIGNATURE == exercise["signature"]
+    if exercise["harness"] == AUTHORED:  # its checks are its declaration
+        assert declaration_of(exercise).entry_point == exercise["entry_point"]
+    else:
+        assert module.SLUG == exercise["slug"]
+        assert module.ENTRY_POINT == exercise["entry_point"]
+        assert module.SIGNATURE == exercise["signature"]
+        assert "declaration" not in exercise
 
     starter = _function(exercise["starter"], exercise["entry_point"])
     assert starter is not None, "the starter defines the entry point"

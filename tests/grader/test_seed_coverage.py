@@ -75,6 +75,7 @@ from pathlib import Path
 import pytest
 from grading_engine.exercises.base import load_harness
 
+from tests.authored_spec import declaration_of
 from tests.grader.inprocess import (
     grade_case_in_process,
     grade_fn_in_process,
@@ -91,7 +92,14 @@ pytestmark = pytest.mark.xdist_group("seed-coverage")
 SEEDS = range(200)
 SPREAD = SEEDS[::20]  # 10 draws: a right answer must not fail by the luck of one
 EXERCISES = Path(__file__).resolve().parents[2] / "content" / "exercises"
-SLUGS = sorted(path.stem for path in EXERCISES.glob("*.yaml"))
+# The built-in harnesses: an authored exercise draws from its declaration,
+# whose visible cases are fixed by construction and whose known mistakes are
+# checked on its own draw when it is verified (tests/sandbox/test_authored.py).
+SLUGS = sorted(
+    path.stem
+    for path in EXERCISES.glob("*.yaml")
+    if declaration_of(load_spec(path.stem)) is None
+)
 
 
 def _fails(module, fn, cases: list[dict], seen: dict | None = None) -> bool:
