@@ -83,8 +83,9 @@ def exercise_records() -> list[ExerciseRecord]:
 
 
 def record_declaration_problems(*, record: ExerciseRecord) -> list[tuple[str, str]]:
-    """Why a file's declaration cannot be graded, by the file's key."""
-    return declaration_problems(
+    """Why a file's declaration cannot be graded, by the file's key (a path
+    inside the declaration said from its key: declaration.cases[0]...)."""
+    problems = declaration_problems(
         harness=record.harness,
         declaration=record.declaration,
         entry_point=record.entry_point,
@@ -92,6 +93,10 @@ def record_declaration_problems(*, record: ExerciseRecord) -> list[tuple[str, st
         wrong_solutions=record.wrong_solutions,
         diagnoses=UNREAD,  # loaded with the same files (tests check them)
     )
+    return [
+        (key, f"declaration.{why}" if key == "declaration" else why)
+        for key, why in problems
+    ]
 
 
 EXERCISE_STORE = ExerciseStore(

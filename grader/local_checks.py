@@ -4,10 +4,11 @@ A built-in exercise's bundle is a file `make client` built with the learner
 edition (grader.client_dist). An authored exercise has no harness module to
 build from: its bundle is computed by running its reference and known
 mistakes on its visible cases in the sandbox (grading_engine.authored), on
-a worker, and kept on the row with the key of what it was built from (the
-declaration and the engine), so an edit or an engine upgrade rebuilds it.
-It is built when a version goes live, and by a task the first time a
-learner's client asks for one that is missing.
+a worker, and kept in a table of its own (LocalCheck: reading exercises
+never reads it) with the key of what it was built from (the declaration
+and the engine), so an edit or an engine upgrade rebuilds it. It is built
+when a version goes live, and by a task the first time a learner's client
+asks for one that is missing.
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ from __future__ import annotations
 import hashlib
 import logging
 
+from django.db import transaction
 from grading_engine import __version__ as ENGINE_VERSION
 from grading_engine import authored
 
 from grader import client_dist
 from grader.authored import AUTHORED, exercise_declaration
-from grader.models import Exercise
+from grader.models import Exercise, LocalCheck
 
 log = logging.getLogger(__name__)
 
@@ -41,14 +43,21 @@ def exercise_local_check(*, exercise: Exercise) -> dict | None:
     if exercise.harness != AUTHORED:
         return client_dist.bundle(exercise.harness)
     key = _key(exercise)
-    if key is not None and exercise.local_check and exercise.local_check_key == key:
-        blob = bytes(exercise.local_check)
+    if key is None:
+        return None
+    blob = (
+        LocalCheck.objects.filter(exercise=exercise, key=key)
+        .values_list("blob", flat=True)
+        .first()
+    )
+    if blob is not None:
+        blob = bytes(blob)
         return {
             "blob": blob,
             "sha256": hashlib.sha256(blob).hexdigest(),
             "bytes": len(blob),
         }
-    if key is not None and _first_to_ask(exercise.pk, key):
+    if _first_to_ask(exercise.pk, key):
         from grader.tasks import local_check_send
 
         local_check_send(exercise.pk)
@@ -72,12 +81,12 @@ def local_check_build(*, exercise_id: int, runner=None) -> bool:
     from grader.process_runner import runner_get
 
     exercise = Exercise.objects.filter(pk=exercise_id).first()
-    if exercise is None:  # deleted since it was asked for
-        return False
+    if exercise is None or exercise.harness != AUTHORED:
+        return False  # deleted, or no longer authored, since it was asked for
     key = _key(exercise)
-    if exercise.harness != AUTHORED or key is None:
+    if key is None:
         return False
-    if exercise.local_check and exercise.local_check_key == key:
+    if LocalCheck.objects.filter(exercise=exercise, key=key).exists():
         return True
     runner = runner or runner_get()
     declaration = exercise_declaration(exercise)
@@ -93,17 +102,12 @@ def local_check_build(*, exercise_id: int, runner=None) -> bool:
     except authored.AuthoredError as exc:
         log.warning("no local check for %s: %s", exercise.slug, exc)
         return False
-    # Only onto the row it was built for: a save meanwhile changed the key.
-    Exercise.objects.filter(pk=exercise.pk, **_content(exercise)).update(
-        local_check=blob, local_check_key=key
-    )
+    with transaction.atomic():
+        # Only for the content it was built from: a save meanwhile changed it.
+        current = Exercise.objects.select_for_update().get(pk=exercise.pk)
+        if _key(current) != key:
+            return False
+        LocalCheck.objects.update_or_create(
+            exercise=current, defaults={"key": key, "blob": blob}
+        )
     return True
-
-
-def _content(exercise: Exercise) -> dict:
-    return {
-        "declaration": exercise.declaration,
-        "solution": exercise.solution,
-        "entry_point": exercise.entry_point,
-        "wrong_solutions": exercise.wrong_solutions,
-    }

@@ -81,10 +81,6 @@ class Exercise(models.Model):
         "the reference, at least 1.5 s); options.time_budget_seconds overrides it.",
     )
     source_path = models.CharField(max_length=300, blank=True)
-    # An authored exercise's local-check bundle (a built-in's is a file of
-    # `make client`), and what it was built from (grader.local_checks).
-    local_check = models.BinaryField(null=True, blank=True, editable=False)
-    local_check_key = models.CharField(max_length=64, blank=True, editable=False)
     version = models.PositiveIntegerField(
         default=1,
         help_text="The verified version this row holds, which learners get; "
@@ -97,6 +93,23 @@ class Exercise(models.Model):
 
     def __str__(self) -> str:
         return self.slug
+
+
+class LocalCheck(models.Model):
+    """An authored exercise's `course check` bundle (grader.local_checks; a
+    built-in's is a file `make client` builds), with the key of what it was
+    built from. A table of its own, so that reading exercises never reads
+    the bundle's bytes (a wide visible case makes hundreds of KB)."""
+
+    exercise = models.OneToOneField(
+        Exercise, on_delete=models.CASCADE, related_name="local_check"
+    )
+    key = models.CharField(max_length=64)
+    blob = models.BinaryField()
+    built_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"local check of {self.exercise_id}"
 
 
 class ExerciseVersion(models.Model):

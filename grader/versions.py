@@ -277,10 +277,13 @@ def exercise_version_verify(*, version_id: int, runner=None) -> str | None:
 
 def _local_check(exercise_id: int, runner) -> None:
     """An authored exercise's `course check` bundle, built with the runner
-    that verified it; a failure here only leaves it to be built on demand."""
+    that verified it (none: a cold sandbox, as verifying used); a failure
+    here only leaves it to be built on demand."""
     from grader.local_checks import local_check_build
+    from grader.process_runner import runner_get
 
     try:
+        runner = runner if runner is not None else runner_get("cold")
         local_check_build(exercise_id=exercise_id, runner=runner)
     except Exception:  # noqa: BLE001 - the version is live either way
         log.warning("local check of exercise %s not built", exercise_id, exc_info=True)

@@ -1,3 +1,4 @@
+import django.db.models.deletion
 from django.db import migrations, models
 
 
@@ -7,15 +8,30 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.AddField(
-            model_name="exercise",
-            name="local_check",
-            field=models.BinaryField(blank=True, editable=False, null=True),
-        ),
-        migrations.AddField(
-            model_name="exercise",
-            name="local_check_key",
-            field=models.CharField(blank=True, editable=False, max_length=64),
+        migrations.CreateModel(
+            name="LocalCheck",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True,
+                        primary_key=True,
+                        serialize=False,
+                        verbose_name="ID",
+                    ),
+                ),
+                ("key", models.CharField(max_length=64)),
+                ("blob", models.BinaryField()),
+                ("built_at", models.DateTimeField(auto_now=True)),
+                (
+                    "exercise",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="local_check",
+                        to="grader.exercise",
+                    ),
+                ),
+            ],
         ),
         migrations.AddField(
             model_name="exercise",

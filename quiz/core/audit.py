@@ -20,8 +20,7 @@ from quiz.core.models import AuditEntry
 # Long Markdown bodies would make every entry huge; the first part is enough to
 # recognise the edit, and the full text is in the row (or in git).
 MAX_VALUE_CHARS = 300
-# Keys, and bytes derived from the audited fields (a local-check bundle).
-_SKIPPED = (models.AutoField, models.BigAutoField, models.BinaryField)
+_SKIPPED = (models.AutoField, models.BigAutoField)
 
 Action = AuditEntry.Action
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 from django.core.management import CommandError, call_command
 from django.db import models
 
@@ -228,4 +229,33 @@ def test_options_a_harness_cannot_use_are_refused_with_their_line(content_tree):
     with pytest.raises(ContentError) as info:
         content_load(root=content_tree.root)
     assert "unknown option 'rtol'" in str(info.value)
+    assert not Exercise.objects.exists()
+
+
+def test_an_authored_exercise_round_trips_and_a_bad_declaration_names_its_line(
+    content_tree, tmp_path
+):
+    source = PROJECT_ROOT / "content" / "exercises" / "top-k-filter.yaml"
+    spec = yaml.safe_load(source.read_text())
+    content_tree.raw("exercises/top-k-filter.yaml", source.read_text())
+    content_load(root=content_tree.root)
+    out = tmp_path / "out"
+    content_export(root=out)
+    written = yaml.safe_load((out / "exercises" / "top-k-filter.yaml").read_text())
+    assert written["declaration"] == spec["declaration"]
+    assert list(written["declaration"]) == ["inputs", "cases", "outputs"]
+    assert list(written["declaration"]["cases"][0]) == ["name", "sizes"]
+
+    Exercise.objects.all().delete()
+    text = source.read_text()
+    bad = text.replace("      sizes: {b: 2, k: 3, v: 10}", "      sizes: {b: 2, k: 3}")
+    assert bad != text
+    content_tree.raw("exercises/top-k-filter.yaml", bad)
+    with pytest.raises(ContentError) as info:
+        content_load(root=content_tree.root)
+    line = 1 + text.splitlines().index("declaration:")
+    assert (
+        f"top-k-filter.yaml:{line}: declaration.cases[0].sizes: gives no size 'v'"
+        in str(info.value)
+    ), str(info.value)
     assert not Exercise.objects.exists()
