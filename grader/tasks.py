@@ -105,14 +105,3 @@ def build_local_check(exercise_id: int) -> bool:
 
     runner = runner_get("cold") if settings.CELERY_TASK_ALWAYS_EAGER else None
     return local_check_build(exercise_id=exercise_id, runner=runner)
-
-
-def local_check_send(exercise_id: int) -> None:
-    """Ask a worker for a missing bundle; a broker away only delays it (the
-    next request asks again)."""
-    try:
-        build_local_check.apply_async(
-            args=[exercise_id], queue=settings.CELERY_TASK_DEFAULT_QUEUE
-        )
-    except Exception as exc:  # noqa: BLE001 - the learner grades on the server
-        log.warning("local-check build not sent: %s", exc)

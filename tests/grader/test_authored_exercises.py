@@ -271,3 +271,52 @@ def test_the_admin_saves_a_good_declaration_as_a_draft_to_verify(
     [draft] = exercise.versions.all()
     assert draft.content["declaration"] == DECLARATION
     assert draft.status == ExerciseVersion.Status.QUEUED
+
+
+def test_a_missing_bundle_is_asked_of_a_worker_once_then_served(
+    pool, diagnosis, learner, monkeypatch
+):
+    """A row loaded from a content file has no bundle yet: the first client
+    to ask gets none and a build is queued (once, however many ask); once
+    a worker built it, it is served with the digest the detail names."""
+    import hashlib
+
+    from celery import current_app
+    from django.core.cache import cache
+    from rest_framework.test import APIClient
+
+    from grader.local_checks import BUILD_TASK, local_check_build
+
+    cache.clear()
+    exercise = Exercise.objects.create(
+        slug="top-k-filter",
+        title="Top-k",
+        harness="authored",
+        entry_point=ENTRY,
+        signature="top_k_filter(logits, k) -> Tensor",
+        prompt="Keep the k largest.",
+        starter="def top_k_filter(logits, k):\n    ...\n",
+        solution=SOLUTION,
+        wrong_solutions=WRONG,
+        declaration=DECLARATION,
+    )
+    sent = []
+    monkeypatch.setattr(
+        current_app, "send_task", lambda name, **kw: sent.append((name, kw["args"]))
+    )
+    api = APIClient()
+    api.force_authenticate(learner)
+    for _ in range(3):
+        assert api.get("/api/v1/exercises/top-k-filter/").json()["local_check"] is None
+        assert api.get("/api/v1/exercises/top-k-filter/local-check/").status_code == 404
+    assert sent == [(BUILD_TASK, [exercise.pk])]
+
+    assert local_check_build(exercise_id=exercise.pk, runner=pool)
+    offered = api.get("/api/v1/exercises/top-k-filter/").json()["local_check"]
+    blob = api.get("/api/v1/exercises/top-k-filter/local-check/").content
+    assert offered["sha256"] == hashlib.sha256(blob).hexdigest()
+    # An edit to what is graded makes it stale: not served, asked for again.
+    exercise.declaration = {**DECLARATION, "outputs": [{"name": "filtered"}]}
+    exercise.save()
+    assert api.get("/api/v1/exercises/top-k-filter/").json()["local_check"] is None
+    assert len(sent) == 2
