@@ -116,3 +116,15 @@ def declaration_problems(
         where = exc.field.split("[")[0].split(".")[0]
         return [(_FIELDS.get(where, "declaration"), str(exc))]
     return []
+
+
+def author_runs(runner, timeout: float = 60.0):
+    """`run(job)` for the author's code on `runner` (a sandbox), as a
+    grade runs its jobs: what grading_engine.authored's builders call."""
+    from grading_engine.reference.tokenizer import default_cache_dir
+
+    def run(job: dict):
+        job = {**job, "tiktoken_cache_dir": str(default_cache_dir())}
+        return runner.run(job, timeout=timeout)
+
+    return run

@@ -21,7 +21,7 @@ from grading_engine import __version__ as ENGINE_VERSION
 from grading_engine import authored
 
 from grader import client_dist
-from grader.authored import AUTHORED, exercise_declaration
+from grader.authored import AUTHORED, author_runs, exercise_declaration
 from grader.models import Exercise, LocalCheck
 
 log = logging.getLogger(__name__)
@@ -104,15 +104,8 @@ def local_check_build(*, exercise_id: int, runner=None) -> bool:
         return False
     if LocalCheck.objects.filter(exercise=exercise, key=key).exists():
         return True
-    runner = runner or runner_get()
+    run = author_runs(runner or runner_get())
     declaration = exercise_declaration(exercise)
-
-    def run(job: dict):
-        from grading_engine.reference.tokenizer import default_cache_dir
-
-        job = {**job, "tiktoken_cache_dir": str(default_cache_dir())}
-        return runner.run(job, timeout=60.0)
-
     try:
         blob = authored.local_check(declaration, run, engine=ENGINE_VERSION)
     except authored.AuthoredError as exc:

@@ -227,6 +227,9 @@ def exercise_version_verify(*, version_id: int, runner=None) -> str | None:
     ]
     if result["status"] != "passed" and not problems:
         problems.append({"name": "reference solution", "message": result["status"]})
+    if not problems and candidate.harness == AUTHORED:
+        _progress(version, 1, problems, step="hidden draws")
+        problems += _hidden_draws(candidate, runner)
     _progress(version, 1, problems)
     wrong = version.content.get("wrong_solutions") or []
     if not problems:
@@ -287,6 +290,29 @@ def _local_check(exercise_id: int, runner) -> None:
         local_check_build(exercise_id=exercise_id, runner=runner)
     except Exception:  # noqa: BLE001 - the version is live either way
         log.warning("local check of exercise %s not built", exercise_id, exc_info=True)
+
+
+def _hidden_draws(exercise: Exercise, runner) -> list[dict]:
+    """An authored reference must answer the hidden cases of every draw, not
+    only the one the grade above drew: a size range it cannot take (k above
+    the vocabulary, say) would make some learners' grades errors. One job
+    holds many draws (grading_engine.authored.failed_draws)."""
+    from grading_engine.authored import AuthoredError, failed_draws
+
+    from grader.authored import author_runs, exercise_declaration
+    from grader.process_runner import runner_get
+
+    try:
+        runner = runner if runner is not None else runner_get("cold")
+        failed = failed_draws(exercise_declaration(exercise), author_runs(runner))
+    except AuthoredError as exc:
+        failed = [str(exc)]
+    except Exception as exc:  # noqa: BLE001 - told to the author, not raised
+        failed = [f"the hidden draws could not be tried: {type(exc).__name__}: {exc}"]
+    return [
+        {"name": "reference solution: hidden draws", "message": line[:500]}
+        for line in failed[:5]
+    ]
 
 
 def _not_named(exercise: Exercise, item: dict, graded: dict) -> str:

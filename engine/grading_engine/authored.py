@@ -527,6 +527,8 @@ class AuthoredJobs:
             raise AuthoredError(
                 f"the {who} failed: {line}{error['type']}: {error['message']}"
             )
+        if len(meta["cases"]) != len(self.cases):
+            raise AuthoredError(f"the {who} gave no result for some cases")
         names = [output.name for output in self.declaration.outputs]
         keys = ["output"] if len(names) == 1 else names
         per_case: list[dict | str] = []
@@ -717,3 +719,31 @@ def local_check(declaration: Declaration, run: Callable, *, engine: str) -> byte
         expected=expected.compute(module, visible),
         declaration=declaration.public(),
     )
+
+
+# A reference's hidden draws, tried when a version is verified: one job.
+DRAWS_TRIED = 25
+
+
+def failed_draws(declaration: Declaration, run: Callable, *, seeds=None) -> list[str]:
+    """Where the reference gives no answer on the hidden cases of many
+    attempts' draws (a size range it cannot take, say k above the
+    vocabulary): one line per failing case and draw, empty when none. A
+    grade draws one seed, verifying the reference once would try only it."""
+    seeds = range(DRAWS_TRIED) if seeds is None else seeds
+    drawn = [
+        {**case, "name": f"{case['name']} (draw {seed}: {case['sizes']})"}
+        for seed in seeds
+        for case in declaration.draw_cases(seed)
+        if case["hidden"]
+    ]
+    if not drawn:
+        return []
+    per_case = AuthoredJobs(declaration, drawn, run).outputs(
+        declaration.reference, "reference solution"
+    )
+    return [
+        f"{case['name']}: {why}"
+        for case, why in zip(drawn, per_case, strict=True)
+        if isinstance(why, str)
+    ]

@@ -320,3 +320,26 @@ def test_a_missing_bundle_is_asked_of_a_worker_once_then_served(
     exercise.save()
     assert api.get("/api/v1/exercises/top-k-filter/").json()["local_check"] is None
     assert len(sent) == 2
+
+
+def test_a_reference_that_fails_some_hidden_draws_is_refused(
+    pool, diagnosis, django_capture_on_commit_callbacks
+):
+    """Hidden sizes are drawn per attempt: k up to 12 over 10 logits breaks
+    topk on some draws only, which one grade's draw may miss."""
+    declaration = copy.deepcopy(DECLARATION)
+    declaration["cases"][1]["sizes"] = {"b": 1, "k": {"between": [1, 12]}, "v": 10}
+    with django_capture_on_commit_callbacks(execute=True):
+        exercise, sent = _saved(declaration=declaration)
+    version = _verify(sent[0], pool)
+    assert version.status == ExerciseVersion.Status.FAILED
+    problems = version.verification["failed"]
+    assert problems and all(
+        p["name"] == "reference solution: hidden draws" for p in problems
+    )
+    import re
+
+    named = [int(k) for k in re.findall(r"'k': (\d+)", problems[0]["message"])]
+    assert named and all(k > 10 for k in named)  # the failing draw, named
+    assert "hidden 1 (draw" in problems[0]["message"]
+    assert "RuntimeError" in problems[0]["message"], problems

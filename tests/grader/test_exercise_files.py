@@ -242,3 +242,22 @@ def test_right_solution_passes(runner, path, index):
     failed = [(c.message, c.diagnosis) for c in verdict.checks if not c.passed]
     assert verdict.status == "passed", failed
     assert verdict.score == 1.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "path",
+    [path for path in FILES if load(path)["harness"] == AUTHORED],
+    ids=lambda p: p.stem,
+)
+def test_an_authored_reference_answers_every_hidden_draw(runner, path):
+    """As verifying an admin's save does (grader.versions): the hidden cases
+    of 25 draws in one job, each answered by the reference."""
+    from grading_engine.authored import failed_draws
+    from grading_engine.reference.tokenizer import default_cache_dir
+
+    def run(job: dict):
+        job = {**job, "tiktoken_cache_dir": str(default_cache_dir())}
+        return runner.run(job, timeout=TIMEOUT)
+
+    assert failed_draws(declaration_of(load(path)), run) == []
