@@ -67,6 +67,12 @@ def _latest() -> list[tuple[str, str]]:
     return MigrationExecutor(connection).loader.graph.leaf_nodes()
 
 
+def _after_the_move() -> list[tuple[str, str]]:
+    """Today's leaves with the grader held where the move left it: its
+    later migrations (0012 on) add tables of their own, not the move's."""
+    return [BEFORE[1] if app == "grader" else (app, name) for app, name in _latest()]
+
+
 def _to_before() -> None:
     _migrate(BEFORE + UNAPPLIED)
 
@@ -292,7 +298,7 @@ def test_the_move_to_the_teaching_app_keeps_every_row():
             name: _stored(old.get_model("quiz", name), pks[name]) for name in MOVED
         }
 
-        _migrate(_latest())
+        _migrate(_after_the_move())
 
         assert _tables() == tables  # no table made, dropped or renamed
         latest = MigrationExecutor(connection).loader.project_state(_latest()).apps

@@ -43,6 +43,7 @@ ADDED = {
         "time_budget_seconds": None,
         "version": 1,
         "right_solutions": [],
+        "declaration": {},
     },
     ("grader", "Submission"): {
         "lane": "light",
