@@ -343,3 +343,47 @@ def test_a_reference_that_fails_some_hidden_draws_is_refused(
     assert named and all(k > 10 for k in named)  # the failing draw, named
     assert "hidden 1 (draw" in problems[0]["message"]
     assert "RuntimeError" in problems[0]["message"], problems
+
+
+def test_a_submission_and_a_regrade_grade_through_the_declaration(
+    pool, diagnosis, learner, admin_user, monkeypatch, settings
+):
+    """The worker's two grading paths (a learner's submission, a regrade)
+    take an authored exercise's checks from its row, as every grade does
+    (grader.process_runner.exercise_grade)."""
+    from grader.models import RegradeResult, Submission
+    from grader.regrade_grading import regrade_claim_next, regrade_grade
+    from grader.services import regrade_start
+    from grader.submission_grading import submission_grade
+
+    monkeypatch.setitem(process_runner._runners, settings.GRADER_RUNNER, pool)
+    exercise = Exercise.objects.create(
+        slug="top-k-filter",
+        title="Top-k",
+        harness="authored",
+        entry_point=ENTRY,
+        signature="top_k_filter(logits, k) -> Tensor",
+        prompt="Keep the k largest.",
+        starter="def top_k_filter(logits, k):\n    ...\n",
+        solution=SOLUTION,
+        wrong_solutions=WRONG,
+        declaration=DECLARATION,
+        time_budget_seconds=30,
+    )
+    mine = Submission.objects.create(
+        user=learner, exercise=exercise, code=SMALLEST, seed=5, status="queued"
+    )
+    assert submission_grade(submission_id=mine.pk) == "failed"
+    mine.refresh_from_db()
+    named = {c.get("diagnosis") for c in mine.checks if not c["passed"]}
+    assert "top-k-smallest" in named
+
+    # Recorded as passed (say, before a fix to the checks): the regrade
+    # grades it again through the declaration and changes it.
+    Submission.objects.filter(pk=mine.pk).update(status="passed", score=1.0)
+    regrade = regrade_start(exercise=exercise, requested_by=admin_user,
+                            scope="everyone")  # fmt: skip
+    assert regrade.total == 1
+    assert regrade_grade(regrade_claim_next()) is True
+    result = RegradeResult.objects.get()
+    assert (result.status, result.new_status) == ("done", "failed")
