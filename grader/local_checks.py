@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 BUILD_TASK = "grader.build_local_check"  # grader.tasks.build_local_check
 
 
-def _key(exercise: Exercise) -> str | None:
+def local_check_key(exercise: Exercise) -> str | None:
     """What an authored exercise's bundle is built from; None if it cannot be."""
     try:
         declaration = exercise_declaration(exercise)
@@ -43,7 +43,7 @@ def exercise_local_check(*, exercise: Exercise) -> dict | None:
     None: not built (an authored one's build is then asked of a worker)."""
     if exercise.harness != AUTHORED:
         return client_dist.bundle(exercise.harness)
-    key = _key(exercise)
+    key = local_check_key(exercise)
     if key is None:
         return None
     blob = (
@@ -99,7 +99,7 @@ def local_check_build(*, exercise_id: int, runner=None) -> bool:
     exercise = Exercise.objects.filter(pk=exercise_id).first()
     if exercise is None or exercise.harness != AUTHORED:
         return False  # deleted, or no longer authored, since it was asked for
-    key = _key(exercise)
+    key = local_check_key(exercise)
     if key is None:
         return False
     if LocalCheck.objects.filter(exercise=exercise, key=key).exists():
@@ -114,7 +114,7 @@ def local_check_build(*, exercise_id: int, runner=None) -> bool:
     with transaction.atomic():
         # Only for the content it was built from: a save meanwhile changed it.
         current = Exercise.objects.select_for_update().get(pk=exercise.pk)
-        if _key(current) != key:
+        if local_check_key(current) != key:
             return False
         LocalCheck.objects.update_or_create(
             exercise=current, defaults={"key": key, "blob": blob}

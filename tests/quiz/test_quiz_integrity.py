@@ -403,3 +403,53 @@ def test_sitting_a_held_back_quiz_shuts_every_other_quiz(world, quiz_course):
     assert lea.get(reverse("quiz", args=[held["id"]])).status_code == 200
     client.post(f"/api/v1/attempts/{exam.json()['id']}/submit/")
     assert client.get(f"/api/v1/attempts/{mine['id']}/").status_code == 200
+
+
+def test_an_authored_exercise_in_a_held_back_quiz_shows_nothing_while_sat(
+    world, quiz_course
+):
+    """The quiz's code slot is an authored exercise with its `course check`
+    bundle built (its visible cases' right outputs): mid-attempt, no page or
+    endpoint gives the declaration, the reference or the bundle."""
+    from grader.local_checks import local_check_key
+    from grader.models import LocalCheck
+
+    exercise = quiz_course["exercises"]["ex-a"]
+    reference = "def f(x):\n    return x + 1  # THE-REFERENCE\n"
+    exercise.harness, exercise.entry_point = "authored", "f"
+    exercise.solution = reference
+    exercise.wrong_solutions = []
+    exercise.declaration = {
+        "inputs": [{"name": "x", "tensor": [3]}],
+        "cases": [{"name": "three", "sizes": {}}],
+        "outputs": [{"name": "y"}],
+    }
+    exercise.save()
+    key = local_check_key(exercise)
+    LocalCheck.objects.create(exercise=exercise, key=key, blob=b"BUNDLE-BYTES")
+    quiz = held_quiz(world, feedback="after_close")
+    lea, client = browser(world.lea), api(world.lea)
+    state = client.post(f"/api/v1/quizzes/{quiz['id']}/attempts/").json()
+    assert state["state"] == "in_progress"
+    for url in (
+        f"/api/v1/exercises/{exercise.slug}/",
+        f"/api/v1/exercises/{exercise.slug}/local-check/",
+    ):
+        response = client.get(url)
+        assert response.status_code == 403, url
+        assert b"BUNDLE-BYTES" not in response.content
+    listed = client.get("/api/v1/exercises/").content.decode()
+    for body in (
+        listed,
+        lea.get(reverse("exercise", args=[exercise.slug])).content.decode(),
+        lea.get("/").content.decode(),
+        lea.get("/progress/").content.decode(),
+        lea.get(f"/quizzes/{quiz['id']}/").content.decode(),
+    ):
+        assert "THE-REFERENCE" not in body and "BUNDLE-BYTES" not in body
+        assert '"inputs"' not in body and "declaration" not in body
+    client.post(f"/api/v1/attempts/{state['id']}/submit/")
+    # Submitted, the exercise is the learner's again, bundle included.
+    assert client.get(f"/api/v1/exercises/{exercise.slug}/local-check/").content == (
+        b"BUNDLE-BYTES"
+    )
