@@ -105,6 +105,24 @@ def _saved(lesson=None, **fields) -> tuple[Exercise, str | None]:
     return Exercise.objects.get(slug=values["slug"]), sent
 
 
+def live_row(**fields) -> Exercise:
+    """The top-k exercise as a content file loads it: a live row, no bundle."""
+    values = {
+        "slug": "top-k-filter",
+        "title": "Top-k",
+        "harness": "authored",
+        "entry_point": ENTRY,
+        "signature": "top_k_filter(logits, k) -> Tensor",
+        "prompt": "Keep the k largest.",
+        "starter": "def top_k_filter(logits, k):\n    ...\n",
+        "solution": SOLUTION,
+        "wrong_solutions": WRONG,
+        "declaration": DECLARATION,
+        **fields,
+    }
+    return Exercise.objects.create(**values)
+
+
 def _verify(version_id: int, pool) -> ExerciseVersion:
     versions.exercise_version_verify(version_id=version_id, runner=pool)
     return ExerciseVersion.objects.get(pk=version_id)
@@ -288,18 +306,7 @@ def test_a_missing_bundle_is_asked_of_a_worker_once_then_served(
     from grader.local_checks import BUILD_TASK, local_check_build
 
     cache.clear()
-    exercise = Exercise.objects.create(
-        slug="top-k-filter",
-        title="Top-k",
-        harness="authored",
-        entry_point=ENTRY,
-        signature="top_k_filter(logits, k) -> Tensor",
-        prompt="Keep the k largest.",
-        starter="def top_k_filter(logits, k):\n    ...\n",
-        solution=SOLUTION,
-        wrong_solutions=WRONG,
-        declaration=DECLARATION,
-    )
+    exercise = live_row()
     sent = []
     monkeypatch.setattr(
         current_app, "send_task", lambda name, **kw: sent.append((name, kw["args"]))
@@ -357,19 +364,7 @@ def test_a_submission_and_a_regrade_grade_through_the_declaration(
     from grader.submission_grading import submission_grade
 
     monkeypatch.setitem(process_runner._runners, settings.GRADER_RUNNER, pool)
-    exercise = Exercise.objects.create(
-        slug="top-k-filter",
-        title="Top-k",
-        harness="authored",
-        entry_point=ENTRY,
-        signature="top_k_filter(logits, k) -> Tensor",
-        prompt="Keep the k largest.",
-        starter="def top_k_filter(logits, k):\n    ...\n",
-        solution=SOLUTION,
-        wrong_solutions=WRONG,
-        declaration=DECLARATION,
-        time_budget_seconds=30,
-    )
+    exercise = live_row(time_budget_seconds=30)
     mine = Submission.objects.create(
         user=learner, exercise=exercise, code=SMALLEST, seed=5, status="queued"
     )
