@@ -254,10 +254,8 @@ def test_an_authored_reference_answers_every_hidden_draw(runner, path):
     """As verifying an admin's save does (grader.versions): the hidden cases
     of 25 draws in one job, each answered by the reference."""
     from grading_engine.authored import failed_draws
-    from grading_engine.reference.tokenizer import default_cache_dir
 
-    def run(job: dict):
-        job = {**job, "tiktoken_cache_dir": str(default_cache_dir())}
-        return runner.run(job, timeout=TIMEOUT)
+    from grader.authored import author_runs
 
+    run = author_runs(runner, timeout=TIMEOUT)
     assert failed_draws(declaration_of(load(path)), run) == []
