@@ -1,14 +1,21 @@
-"""In Debian's Chromium with a real worker: an admin authors a new exercise
-in the admin (harness `authored`: a declaration, no engine code), saves a
-broken reference first and sees the case that fails, fixes it and it goes
-live; a learner then fails it (the mistake named) and passes it in the
-real editor."""
+"""In Debian's Chromium with a real worker: an admin authors three new
+exercises in the admin (harness `authored`: a declaration, no engine code),
+saving a broken reference first for each and seeing the case that fails,
+then the fix, which goes live; a learner then fails each (the mistake named,
+and an answer that changes its input in place) and passes each in the real
+editor, and with `course check` on their own machine.
+
+The three are the course's own files (rotary embeddings on (q, k), top-k
+filtering, a KV-cache append step), typed into the admin's form under new
+slugs: each has hidden cases, two known mistakes, and inputs the judge
+watches for changes in place."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
+import yaml
 
 from grader.models import Exercise
 from quiz.content.models import Diagnosis
@@ -18,7 +25,8 @@ from tests.browser.test_instructor_flow import (
     PASSWORD,
     worker_stack,  # noqa: F401
 )
-from tests.conftest import sign_in
+from tests.client.conftest import course, course_login
+from tests.conftest import PROJECT_ROOT, sign_in
 
 pytestmark = [
     pytest.mark.browser,
@@ -27,68 +35,81 @@ pytestmark = [
     pytest.mark.xdist_group("warm-workers"),  # one warm worker (tests/conftest.py)
 ]
 
-SLUG = "top-k-logits"
 STATUS = ".exercise-versions"
-SOLUTION = """\
-import torch
 
 
-def top_k(logits, k):
-    kth = torch.topk(logits, k, dim=-1).values[..., -1:]
-    return logits.masked_fill(logits < kth, float("-inf"))
-"""
-# Raises once the vocabulary is wider than 8: the second visible case.
-BROKEN = SOLUTION.replace(
-    "    kth =", "    assert logits.shape[-1] <= 8, 'too wide'\n    kth ="
-)
-ZEROS = SOLUTION.replace('float("-inf"))', "0.0)")
-DECLARATION = {
-    "inputs": [
-        {"name": "logits", "tensor": ["b", "v"], "scale": 3.0},
-        {"name": "k", "int": "k"},
-    ],
-    "cases": [
-        {"name": "one row of 6, k=2", "sizes": {"b": 1, "k": 2, "v": 6}},
-        {"name": "two rows of 12, k=3", "sizes": {"b": 2, "k": 3, "v": 12}},
-        {
-            "name": "hidden",
-            "hidden": True,
-            "sizes": {"b": {"between": [1, 3]}, "k": {"between": [1, 5]}, "v": 30},
-        },
-    ],
-    "outputs": [{"name": "filtered", "exact": True, "axes": ["batch", "vocab"]}],
+def content_file(slug: str) -> dict:
+    return yaml.safe_load((PROJECT_ROOT / f"content/exercises/{slug}.yaml").read_text())
+
+
+# Per exercise: a broken reference (raises on the first visible case, with
+# the error the author must see), and an answer that changes an input in place.
+BROKEN = {
+    "rotary-embedding": (
+        ("x[..., 1::2]", "x[..., 1:-1:2]"),
+        "RuntimeError",
+    ),
+    "top-k-filter": (("values[..., -1:]", "values[:, k]"), "IndexError"),
+    "kv-cache-window": (
+        ("(k_cache, k_new), dim=2", "(k_cache, k_new), dim=3"),
+        "RuntimeError",
+    ),
+}
+IN_PLACE = {
+    "rotary-embedding": (
+        "return rotate(q, offset, base), rotate(k, offset, base)",
+        "q_rot = rotate(q, offset, base)\n    q.zero_()\n"
+        "    return q_rot, rotate(k, offset, base)",
+        "`q`",
+    ),
+    "top-k-filter": (
+        'return logits.masked_fill(logits < kth, float("-inf"))',
+        'return logits.masked_fill_(logits < kth, float("-inf"))',
+        "`logits`",
+    ),
+    "kv-cache-window": (
+        "k = torch.cat((k_cache, k_new), dim=2)",
+        "k = torch.cat((k_cache, k_new), dim=2)\n    k_new.zero_()",
+        "`k_new`",
+    ),
 }
 
 
-def test_an_admin_authors_an_exercise_and_a_learner_takes_it(
-    browser,
-    worker_stack,  # noqa: F811
-    live_server,
-    make_user,
-):
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    make_user("ada", "admin", password=PASSWORD)
-    make_user("lea", "learner", password=PASSWORD)
-    Diagnosis.objects.create(slug="top-k-fill-zero", summary="Filled with 0, not -inf.")
-    base = live_server.url
+def authored(slug: str) -> dict:
+    spec = content_file(slug)
+    (old, new), error = BROKEN[slug]
+    was, now, changed = IN_PLACE[slug]
+    assert old in spec["solution"] and was in spec["solution"], slug
+    return {
+        **spec,
+        "slug": f"{slug}-authored",
+        "broken": spec["solution"].replace(old, new),
+        "error": error,
+        "first_case": spec["declaration"]["cases"][0]["name"],
+        "in_place": spec["solution"].replace(was, now),
+        "changed": changed,
+    }
 
-    admin = browser.new_context().new_page()
-    sign_in(admin, base, "ada")
+
+EXERCISES = [authored(slug) for slug in BROKEN]
+
+
+def author(admin, base: str, spec: dict) -> None:
+    """Type the exercise into the admin with its broken reference, see the
+    failing case, then fix the reference and wait until it is live."""
     admin.goto(f"{base}/admin/grader/exercise/add/")
     for field, value in {
-        "slug": SLUG,
-        "title": "Top-k, authored in the browser",
+        "slug": spec["slug"],
+        "title": spec["title"] + " (authored in the browser)",
         "harness": "authored",
-        "entry_point": "top_k",
-        "signature": "top_k(logits, k) -> Tensor",
-        "prompt": "Keep the **k largest** logits of each row; the rest `-inf`.",
-        "starter": "def top_k(logits, k):\n    ...\n",
-        "solution": BROKEN,
-        "declaration": json.dumps(DECLARATION, indent=2),
-        "wrong_solutions": json.dumps(
-            [{"name": "zeros", "diagnosis": "top-k-fill-zero", "code": ZEROS}]
-        ),
-        "right_solutions": "[]",
+        "entry_point": spec["entry_point"],
+        "signature": spec["signature"],
+        "prompt": spec["prompt"],
+        "starter": spec["starter"],
+        "solution": spec["broken"],
+        "declaration": json.dumps(spec["declaration"], indent=2),
+        "wrong_solutions": json.dumps(spec["wrong_solutions"], indent=2),
+        "right_solutions": json.dumps(spec["right_solutions"], indent=2),
         "options": "{}",
     }.items():
         admin.fill(f"#id_{field}", value)
@@ -99,17 +120,15 @@ def test_an_admin_authors_an_exercise_and_a_learner_takes_it(
     admin.wait_for_selector(
         f'{STATUS} .version-draft[data-status="failed"]', timeout=180_000
     )
-    # The author sees which case failed, and why.
     report = admin.text_content(STATUS)
-    assert "two rows of 12, k=3" in report and "too wide" in report, report
-    admin.screenshot(path=str(ARTIFACTS / "authored-failed.png"), full_page=True)
-    exercise = Exercise.objects.get(slug=SLUG)
+    assert spec["first_case"] in report and spec["error"] in report, report
+    admin.screenshot(
+        path=str(ARTIFACTS / f"authored-{spec['slug']}-failed.png"), full_page=True
+    )
+    exercise = Exercise.objects.get(slug=spec["slug"])
     assert (exercise.version, exercise.published) == (0, False)
-    learner = browser.new_context().new_page()
-    sign_in(learner, base, "lea")
-    assert learner.goto(f"{base}/exercises/{SLUG}/").status == 404
 
-    admin.fill("#id_solution", SOLUTION)
+    admin.fill("#id_solution", spec["solution"])
     admin.click("input[name=_save]")
     admin.wait_for_url(change_url)
     admin.wait_for_function(
@@ -120,15 +139,78 @@ def test_an_admin_authors_an_exercise_and_a_learner_takes_it(
     exercise.refresh_from_db()
     assert exercise.published and exercise.version > 0
 
-    learner.goto(f"{base}/exercises/{SLUG}/")
+
+def submit(learner, base: str, slug: str, code: str) -> str:
+    learner.goto(f"{base}/exercises/{slug}/")
     learner.wait_for_selector(".cm-editor .cm-content")
-    learner.evaluate("code => window.courseEditor.setValue(code)", ZEROS)
+    learner.evaluate("code => window.courseEditor.setValue(code)", code)
     learner.click(".code-form button[type=submit]")
-    assert wait_for_verdict(learner) == "failed"
-    assert "Filled with 0, not -inf." in learner.text_content("#results")
-    learner.screenshot(path=str(ARTIFACTS / "authored-learner-failed.png"))
-    learner.goto(f"{base}/exercises/{SLUG}/")
-    learner.wait_for_selector(".cm-editor .cm-content")
-    learner.evaluate("code => window.courseEditor.setValue(code)", SOLUTION)
-    learner.click(".code-form button[type=submit]")
-    assert wait_for_verdict(learner) == "passed"
+    return wait_for_verdict(learner)
+
+
+def test_an_admin_authors_three_exercises_and_a_learner_takes_them(
+    browser,
+    worker_stack,  # noqa: F811
+    live_server,
+    make_user,
+    tmp_path,
+    monkeypatch,
+):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    make_user("ada", "admin", password=PASSWORD)
+    make_user("lea", "learner", password=PASSWORD)
+    summaries = {
+        item["slug"]: item["summary"]
+        for item in yaml.safe_load(
+            (PROJECT_ROOT / "content/diagnoses.yaml").read_text()
+        )["diagnoses"]
+    }
+    for spec in EXERCISES:
+        for wrong in spec["wrong_solutions"]:
+            Diagnosis.objects.create(
+                slug=wrong["diagnosis"], summary=summaries[wrong["diagnosis"]]
+            )
+    base = live_server.url
+
+    admin = browser.new_context().new_page()
+    sign_in(admin, base, "ada")
+    learner = browser.new_context().new_page()
+    sign_in(learner, base, "lea")
+    for spec in EXERCISES:
+        assert learner.goto(f"{base}/exercises/{spec['slug']}/").status == 404
+        author(admin, base, spec)
+
+    for spec in EXERCISES:
+        slug, first, second = spec["slug"], *spec["wrong_solutions"]
+        assert submit(learner, base, slug, first["code"]) == "failed"
+        results = learner.text_content("#results")
+        assert first["diagnosis"] in results, results
+        assert submit(learner, base, slug, spec["in_place"]) == "failed"
+        results = learner.text_content("#results")
+        assert f"values of {spec['changed']} in place" in results, results
+        learner.screenshot(path=str(ARTIFACTS / f"authored-{slug}-learner-failed.png"))
+        assert submit(learner, base, slug, spec["solution"]) == "passed"
+
+    # The same verdicts on the learner's machine: `course check` runs the
+    # visible cases locally against the bundle built when each went live.
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.chdir(home)
+    login = course_login(home, base, "lea", PASSWORD)
+    assert login.returncode == 0, login.stdout + login.stderr
+    for spec in EXERCISES:
+        slug, second = spec["slug"], spec["wrong_solutions"][1]
+        got = course(home, "get", slug)
+        assert got.returncode == 0, got.stdout + got.stderr
+        (home / "right.py").write_text(spec["solution"])
+        (home / "wrong.py").write_text(second["code"])
+        right = course(home, "check", slug, "right.py")
+        assert right.returncode == 0, right.stdout + right.stderr
+        assert f"{slug}: passed" in right.stdout, right.stdout
+        assert spec["first_case"] in right.stdout, right.stdout
+        wrong = course(home, "check", slug, "wrong.py", "--json")
+        assert wrong.returncode == 1, wrong.stdout + wrong.stderr
+        verdict = json.loads(wrong.stdout)
+        assert verdict["status"] == "failed" and verdict["local"] is True
+        named = {check.get("diagnosis") for check in verdict["checks"]}
+        assert second["diagnosis"] in named, verdict
