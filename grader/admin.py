@@ -2,6 +2,7 @@
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.staticfiles import finders
 from django.http import Http404, HttpResponseRedirect, JsonResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
@@ -23,6 +24,7 @@ from grader.versions import (
     exercise_save,
     exercise_version_state,
 )
+from grader.views import EDITOR_JS  # built at setup; without it, textareas
 from quiz.content.authoring import ContentForm, MarkdownPreviewMixin
 from quiz.core.audit import AuditedAdminMixin, audit_snapshot
 
@@ -44,6 +46,9 @@ def _known_solutions(value, label: str, example: str) -> list:
     return value
 
 
+_CODE = {"spellcheck": "false", "autocapitalize": "off", "autocomplete": "off"}
+
+
 class ExerciseForm(ContentForm):
     class Meta:
         model = Exercise
@@ -55,6 +60,18 @@ class ExerciseForm(ContentForm):
             "published": "Learners see it only once a version verifies: a save "
             "that changes what is graded is checked in the background, and "
             "learners keep the live version until it passes.",
+        }
+        # A code editor for each Python field (static/js/editor.js); each
+        # stays a textarea the form posts, and is one without JavaScript.
+        widgets = {
+            name: forms.Textarea(attrs={"data-code-editor": "", **_CODE})
+            for name in ("solution", "starter")
+        } | {
+            name: forms.Textarea(attrs={"data-code-list": kind, **_CODE})
+            for name, kind in (
+                ("wrong_solutions", "wrong"),
+                ("right_solutions", "right"),
+            )
         }
 
     def clean_harness(self) -> str:
@@ -179,8 +196,22 @@ class ExerciseAdmin(AuditedAdminMixin, MarkdownPreviewMixin, admin.ModelAdmin):
         ),
     ]
 
-    class Media:
-        js = ["js/exercise_versions.js"]
+    @property
+    def media(self):
+        """The prompt's Markdown preview, the versions' live progress, and
+        the code editors where their bundle was built. (A class's own Media
+        hides its mixin's: the preview's was missing from this page.)"""
+        media = (
+            super().media
+            + forms.Media(MarkdownPreviewMixin.Media)
+            + forms.Media(js=["js/exercise_versions.js"])
+        )
+        if finders.find(EDITOR_JS) is None:
+            return media
+        return media + forms.Media(
+            js=[forms.Script(EDITOR_JS, defer=True)],
+            css={"all": ["css/editor.css", "css/admin_code.css"]},
+        )
 
     @admin.display(boolean=True, description="Verified")
     def verified(self, obj: Exercise) -> bool:

@@ -1,7 +1,8 @@
 // Source of static/vendor/editor.js (bundled by scripts/build_assets.sh).
 // Progressive enhancement: the page works with the plain <textarea id="code">
-// (the exercise page) or <textarea data-code-editor> (a quiz's code
-// questions); this swaps in CodeMirror 6 and keeps the textarea in sync, so
+// (the exercise page), <textarea data-code-editor> (a quiz's code questions,
+// the admin's Python fields) or <textarea data-code-list> (the admin's lists
+// of solutions, see enhanceList); this swaps in CodeMirror 6 and keeps the textarea in sync, so
 // the form posts exactly what the editor shows. Each change also fires an
 // `input` event on the textarea, so a page's own script (the quiz's
 // autosave) sees the editor's edits as it sees typing.
@@ -216,8 +217,120 @@ function enhance(textarea, { exercise = false } = {}) {
   };
 }
 
-const textarea = document.getElementById("code");
-if (textarea && textarea.form) enhance(textarea, { exercise: true });
-for (const answer of document.querySelectorAll("textarea[data-code-editor]")) {
-  if (answer.form && answer !== textarea) enhance(answer);
+// A JSON list of solutions ({name, code, diagnosis, ...}: the admin's wrong
+// and right solutions of an exercise) edited as one small form per item, each
+// with a code editor. The textarea stays the field the form posts, rewritten
+// on every edit; a script or the browser filling it redraws the items. Text
+// that is not such a list keeps the plain textarea, so the author can mend it
+// (the form's own validation says what is wrong).
+function enhanceList(textarea) {
+  const wrong = textarea.dataset.codeList === "wrong";
+  const noun = wrong ? "wrong solution" : "right variant";
+  const box = document.createElement("div");
+  box.className = "code-list";
+  const note = document.createElement("p");
+  note.className = "code-list-note";
+  note.hidden = true;
+  note.textContent = "Not a JSON list of {name, code} objects: edit it as text.";
+  textarea.insertAdjacentElement("afterend", box);
+  box.insertAdjacentElement("beforebegin", note);
+  let items = [];
+  const write = () => {
+    textarea.value = JSON.stringify(items, null, 2);
+  };
+  const parse = () => {
+    try {
+      const value = JSON.parse(textarea.value.trim() || "[]");
+      const ok = Array.isArray(value) &&
+        value.every((item) => item && typeof item === "object" && !Array.isArray(item));
+      return ok ? value : null;
+    } catch (error) {
+      return null;
+    }
+  };
+  const field = (item, index, key, label) => {
+    const id = textarea.id + "-" + index + "-" + key;
+    const row = document.createElement("div");
+    row.className = "code-list-field";
+    const tag = document.createElement("label");
+    tag.htmlFor = id;
+    tag.textContent = label;
+    const input = document.createElement(key === "code" ? "textarea" : "input");
+    input.id = id;
+    input.value = typeof item[key] === "string" ? item[key] : "";
+    input.dataset.key = key;
+    row.append(tag, input);
+    input.addEventListener("input", () => {
+      item[key] = input.value;
+      write();
+    });
+    return row;
+  };
+  const render = () => {
+    const parsed = parse();
+    box.replaceChildren();
+    if (parsed === null) {
+      textarea.classList.remove("visually-hidden");
+      textarea.removeAttribute("aria-hidden");
+      textarea.tabIndex = 0;
+      note.hidden = false;
+      return;
+    }
+    items = parsed;
+    note.hidden = true;
+    textarea.classList.add("visually-hidden");
+    textarea.setAttribute("aria-hidden", "true");
+    textarea.tabIndex = -1;
+    items.forEach((item, index) => {
+      const set = document.createElement("fieldset");
+      set.className = "code-list-item";
+      const legend = document.createElement("legend");
+      legend.textContent = noun.charAt(0).toUpperCase() + noun.slice(1) + " " + (index + 1);
+      set.append(legend, field(item, index, "name", "Name"));
+      if (wrong) set.append(field(item, index, "diagnosis", "Diagnosis (slug)"));
+      const code = field(item, index, "code", "Code");
+      set.append(code);
+      const remove = document.createElement("button");
+      remove.type = "button";
+      remove.className = "code-list-remove";
+      remove.textContent = "Remove " + noun + " " + (index + 1);
+      remove.addEventListener("click", () => {
+        items.splice(index, 1);
+        write();
+        render();
+      });
+      set.append(remove);
+      box.append(set);
+      enhance(code.querySelector("textarea"));
+    });
+    const add = document.createElement("button");
+    add.type = "button";
+    add.className = "code-list-add";
+    add.textContent = "Add a " + noun;
+    add.addEventListener("click", () => {
+      items.push(wrong ? { name: "", diagnosis: "", code: "" } : { name: "", code: "" });
+      write();
+      render();
+      const names = box.querySelectorAll('input[data-key="name"]');
+      names[names.length - 1].focus();
+    });
+    box.append(add);
+  };
+  textarea.addEventListener("input", render);
+  render();
 }
+
+function init() {
+  const textarea = document.getElementById("code");
+  if (textarea && textarea.form) enhance(textarea, { exercise: true });
+  for (const answer of document.querySelectorAll("textarea[data-code-editor]")) {
+    if (answer.form && answer !== textarea) enhance(answer);
+  }
+  for (const list of document.querySelectorAll("textarea[data-code-list]")) {
+    if (list.form) enhanceList(list);
+  }
+}
+
+// Deferred on the site's pages; the admin's form media loads it in <head>.
+if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
+else init();

@@ -1,7 +1,8 @@
 """In Debian's Chromium with a real worker: an admin authors three new
 exercises in the admin (harness `authored`: a declaration, no engine code),
 saving a broken reference first for each and seeing the case that fails,
-then the fix, which goes live; a learner then fails each (the mistake named,
+then the fix and a second known mistake typed into the form's code
+editors, which goes live; a learner then fails each (the mistake named,
 and an answer that changes its input in place) and passes each in the real
 editor, and with `course check` on their own machine.
 
@@ -94,9 +95,22 @@ def authored(slug: str) -> dict:
 EXERCISES = [authored(slug) for slug in BROKEN]
 
 
+LIST = "#id_wrong_solutions ~ .code-list"
+
+
+def type_into(page, textarea: str, code: str) -> None:
+    """Replace what the code editor beside `textarea` holds, by keyboard."""
+    page.click(f"{textarea} + .cm-editor .cm-content")
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text(code)
+
+
 def author(admin, base: str, spec: dict) -> None:
-    """Type the exercise into the admin with its broken reference, see the
-    failing case, then fix the reference and wait until it is live."""
+    """Type the exercise into the admin with its broken reference and its
+    first known mistake, see the failing case; then, in the form's code
+    editors, fix the reference and add the second mistake, and wait until
+    it is live."""
+    first, second = spec["wrong_solutions"]
     admin.goto(f"{base}/admin/grader/exercise/add/")
     for field, value in {
         "slug": spec["slug"],
@@ -108,11 +122,21 @@ def author(admin, base: str, spec: dict) -> None:
         "starter": spec["starter"],
         "solution": spec["broken"],
         "declaration": json.dumps(spec["declaration"], indent=2),
-        "wrong_solutions": json.dumps(spec["wrong_solutions"], indent=2),
+        "wrong_solutions": json.dumps([first], indent=2),
         "right_solutions": json.dumps(spec["right_solutions"], indent=2),
         "options": "{}",
     }.items():
         admin.fill(f"#id_{field}", value)
+    # The prompt's Markdown is previewed as learners will see it (<code>).
+    admin.wait_for_selector(".live-markdown-preview code")
+    # Each Python field is a code editor, each listed solution one of its own.
+    for name in ("solution", "starter"):
+        shown = admin.text_content(f"#id_{name} + .cm-editor .cm-content")
+        assert f"def {spec['entry_point']}(" in shown, (name, shown)
+    assert admin.locator(f"{LIST} .code-list-item .cm-editor").count() == 1
+    assert admin.input_value("#id_wrong_solutions-0-diagnosis") == first["diagnosis"]
+    right_variants = admin.locator("#id_right_solutions ~ .code-list .code-list-item")
+    assert right_variants.count() == len(spec["right_solutions"])
     admin.check("#id_published")
     admin.click("input[name=_save]")
     admin.wait_for_url("**/change/")
@@ -128,7 +152,17 @@ def author(admin, base: str, spec: dict) -> None:
     exercise = Exercise.objects.get(slug=spec["slug"])
     assert (exercise.version, exercise.published) == (0, False)
 
-    admin.fill("#id_solution", spec["solution"])
+    type_into(admin, "#id_solution", spec["solution"])
+    assert admin.input_value("#id_solution") == spec["solution"]
+    admin.click(f"{LIST} .code-list-add")
+    admin.click(f"{LIST} .code-list-add")
+    assert admin.locator(f"{LIST} .code-list-item").count() == 3
+    admin.click(f"{LIST} button:has-text('Remove wrong solution 3')")
+    assert admin.locator(f"{LIST} .code-list-item").count() == 2
+    admin.fill("#id_wrong_solutions-1-name", second["name"])
+    admin.fill("#id_wrong_solutions-1-diagnosis", second["diagnosis"])
+    type_into(admin, "#id_wrong_solutions-1-code", second["code"])
+    assert json.loads(admin.input_value("#id_wrong_solutions")) == [first, second]
     admin.click("input[name=_save]")
     admin.wait_for_url(change_url)
     admin.wait_for_function(
@@ -138,6 +172,7 @@ def author(admin, base: str, spec: dict) -> None:
     )
     exercise.refresh_from_db()
     assert exercise.published and exercise.version > 0
+    assert exercise.wrong_solutions == [first, second]
 
 
 def submit(learner, base: str, slug: str, code: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 
 import pytest
 from django.urls import reverse
@@ -289,6 +290,25 @@ def test_the_admin_saves_a_good_declaration_as_a_draft_to_verify(
     [draft] = exercise.versions.all()
     assert draft.content["declaration"] == DECLARATION
     assert draft.status == ExerciseVersion.Status.QUEUED
+
+
+def test_the_admins_python_fields_are_code_editors_over_plain_textareas(
+    client, admin_user
+):
+    """Each Python field is a textarea the form posts (the page works without
+    JavaScript) marked for the editor bundle; the lists of solutions are
+    marked to be edited one code editor per item (tests/browser)."""
+    client.force_login(admin_user)
+    page = client.get(reverse("admin:grader_exercise_add")).content.decode()
+    for field in ("solution", "starter"):
+        assert re.search(rf'<textarea[^>]*data-code-editor[^>]*id="id_{field}"', page)
+    for field, kind in (("wrong_solutions", "wrong"), ("right_solutions", "right")):
+        assert re.search(
+            rf'<textarea[^>]*data-code-list="{kind}"[^>]*id="id_{field}"', page
+        )
+    assert re.search(r'<script src="[^"]*vendor/editor[^"]*\.js" defer>', page)
+    # The media property keeps the versions' live progress script.
+    assert "js/exercise_versions" in page and "js/admin_preview" in page
 
 
 def test_a_missing_bundle_is_asked_of_a_worker_once_then_served(
