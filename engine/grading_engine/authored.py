@@ -6,14 +6,19 @@ or in a content file, graded by one shared harness
 (grading_engine.exercises.authored runs a case in the child):
 
 * `inputs`: the function's parameters in order, each a tensor (its shape in
-  ints or size names, dtype, normal or uniform values), an int, a float or
-  an arange;
+  ints or size names, dtype, normal or uniform values), an int, a float, an
+  arange, a piece of the course's GPT-2 reference (its config, the model, a
+  block, an attention or MLP layer, seeded per case), or a value the
+  author's `generator` (Python: `make_inputs(sizes, generator)`) makes;
 * `cases`: named, visible or hidden, each with its sizes (fixed for a
   visible case; `{"between": [lo, hi]}` or `{"one_of": [...]}` drawn per
   attempt for a hidden one);
 * `outputs`: what the function returns (one tensor, or a tuple of them),
   each compared for type, shape, dtype and values (`rtol`, `atol`, or
-  `exact`); an input changed in place fails as in every exercise;
+  `exact`), or a returned module compared by its parameter count
+  (`parameters`); and gradients (`gradient_of` an input: the gradient of a
+  seeded weighting of the returned tensors); an input changed in place
+  fails as in every exercise;
 * `reference` (the exercise's solution) and `mistakes` (its known wrong
   solutions: diagnosis, message, code).
 
@@ -51,7 +56,25 @@ MAX_SIZE = 1_000_000
 # telling answers apart, not for load (and a job's memory is capped).
 MAX_CASE_BYTES = 8 * 2**20
 DTYPES = {"float32": 4, "float64": 8, "int64": 8, "bool": 1}
-INPUT_KINDS = ("tensor", "int", "float", "arange")
+INPUT_KINDS = ("tensor", "int", "float", "arange", "gpt2", "generated")
+# Pieces of the course's GPT-2 (grading_engine.reference.model) an input may
+# be, built on the "tiny" config with the input's overrides.
+GPT2_PARTS = ("config", "model", "block", "attention", "mlp")
+GPT2_BASE = {
+    "vocab_size": 97,
+    "block_size": 16,
+    "n_layer": 2,
+    "n_head": 2,
+    "n_embd": 16,
+}
+GPT2_MOST = {
+    "vocab_size": 50257,
+    "block_size": 1024,
+    "n_layer": 4,
+    "n_head": 32,
+    "n_embd": 1024,
+}
+GENERATOR = "make_inputs"
 DEFAULT_RTOL, DEFAULT_ATOL = 1e-4, 1e-5
 MAX_RESULT_BYTES = 64 * 2**20  # as a learner's (grading.MAX_RESULT_BYTES)
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,39}$")
@@ -73,6 +96,12 @@ class Output:
     atol: float
     axes: tuple[str, ...] | None
     what: str
+    parameters: bool = False  # a returned module, compared by its count
+    gradient_of: str | None = None  # not returned: an input's gradient
+
+    @property
+    def returned(self) -> bool:
+        return self.gradient_of is None
 
 
 @dataclass(frozen=True)
@@ -90,6 +119,16 @@ class Declaration:
     outputs: list[Output]
     reference: str
     mistakes: list[Mistake]
+    generator: str = ""
+
+    def keys(self) -> list[tuple[Output, str]]:
+        """Each output with the key the child captures it under: "output"
+        for a lone returned value, else its name."""
+        returned = [o for o in self.outputs if o.returned]
+        return [
+            (o, "output" if o.returned and len(returned) == 1 else o.name)
+            for o in self.outputs
+        ]
 
     def draw_cases(self, seed: int) -> list[dict]:
         """The case specs of one attempt: visible cases the same for every
@@ -105,11 +144,27 @@ class Declaration:
                 "hidden": case["hidden"],
                 "sizes": sizes,
                 "inputs": self.inputs,
-                "outputs": [output.name for output in self.outputs],
+                "outputs": [o.name for o in self.outputs if o.returned],
+                **self._capture(),
             }
             spec["seed"] = case_seed(rng, spec, index)
             made.append(spec)
         return made
+
+    def _capture(self) -> dict:
+        """What the child captures beyond the returned values."""
+        spec: dict = {}
+        if counted := [o.name for o in self.outputs if o.parameters]:
+            spec["parameters"] = counted
+        if gradients := {
+            o.name: [i["name"] for i in self.inputs].index(o.gradient_of)
+            for o in self.outputs
+            if o.gradient_of
+        }:
+            spec["gradients"] = gradients
+        if self.generator:
+            spec["generator"] = self.generator
+        return spec
 
     def public(self) -> dict:
         """The declaration a learner's `course check` may have: the inputs,
@@ -120,13 +175,16 @@ class Declaration:
             "outputs": [
                 {
                     "name": o.name,
-                    "rtol": o.rtol,
-                    "atol": o.atol,
+                    **({} if o.parameters else {"rtol": o.rtol, "atol": o.atol}),
                     **({"axes": list(o.axes)} if o.axes else {}),
                     "what": o.what,
+                    **({"parameters": True} if o.parameters else {}),
+                    **({"gradient_of": o.gradient_of} if o.gradient_of else {}),
                 }
                 for o in self.outputs
             ],
+            # How inputs are made is not the answer; a local check needs it.
+            **({"generator": self.generator} if self.generator else {}),
         }
 
     def digest(self) -> str:
@@ -139,6 +197,7 @@ class Declaration:
                 [vars(o) for o in self.outputs],
                 self.reference,
                 [vars(m) for m in self.mistakes],
+                self.generator,
             ],
             sort_keys=True,
         )
@@ -167,15 +226,22 @@ def parse(
         raise DeclarationError(
             "declaration", "must be an object with inputs, cases, outputs"
         )
-    unknown = set(declaration) - {"inputs", "cases", "outputs"}
+    unknown = set(declaration) - {"inputs", "cases", "outputs", "generator"}
     if unknown:
         raise DeclarationError("declaration", f"unknown key {sorted(unknown)[0]!r}")
     if not isinstance(entry_point, str) or not _NAME.match(entry_point):
         raise DeclarationError("entry_point", "must be a Python function name")
     inputs = _inputs(declaration.get("inputs"))
+    generator = ""
+    if any("generated" in spec for spec in inputs) or "generator" in declaration:
+        generator = _code("generator", declaration.get("generator"), GENERATOR)
+        if not any("generated" in spec for spec in inputs):
+            raise DeclarationError(
+                "generator", 'no input is "generated": true, so it makes nothing'
+            )
     sizes_used = {value for spec in inputs for value in _size_names(spec)}
     cases = _cases(declaration.get("cases"), sizes_used)
-    outputs = _outputs(declaration.get("outputs"))
+    outputs = _outputs(declaration.get("outputs"), inputs)
     for index, case in enumerate(cases):
         weight = _case_bytes(inputs, case["sizes"])
         if weight > MAX_CASE_BYTES:
@@ -194,6 +260,7 @@ def parse(
         outputs=outputs,
         reference=reference or "",
         mistakes=_mistakes(mistakes, entry_point),
+        generator=generator,
     )
 
 
@@ -248,6 +315,7 @@ def _inputs(value) -> list[dict]:
         allowed = {"name", kind} | {
             "tensor": {"dtype", "range", "scale"},
             "arange": {"start"},
+            "gpt2": {"config"},
         }.get(kind, set())
         if unknown := set(spec) - allowed:
             raise DeclarationError(field, f"unknown key {sorted(unknown)[0]!r}")
@@ -258,6 +326,12 @@ def _inputs(value) -> list[dict]:
             clean["float"] = _number(
                 spec["float"], f"{field}.float", low=-1e30, high=1e30
             )
+        elif kind == "gpt2":
+            clean.update(_gpt2_spec(spec, field))
+        elif kind == "generated":
+            if spec["generated"] is not True:
+                raise DeclarationError(f"{field}.generated", "must be true")
+            clean["generated"] = True
         else:
             clean[kind] = _dim(spec[kind], f"{field}.{kind}")
             if "start" in spec:
@@ -294,6 +368,46 @@ def _tensor_spec(spec: dict, field: str) -> dict:
     if "scale" in spec:
         clean["scale"] = _number(spec["scale"], f"{field}.scale", low=0, high=1e30)
     return clean
+
+
+def _gpt2_spec(spec: dict, field: str) -> dict:
+    part = spec["gpt2"]
+    if part not in GPT2_PARTS:
+        raise DeclarationError(
+            f"{field}.gpt2", f"must be one of {', '.join(GPT2_PARTS)}"
+        )
+    config = spec.get("config", {})
+    if not isinstance(config, dict):
+        raise DeclarationError(f"{field}.config", "must be an object of sizes")
+    clean = {}
+    for key, value in config.items():
+        where = f"{field}.config.{key}"
+        if key == "tied":
+            if not isinstance(value, bool):
+                raise DeclarationError(where, "must be true or false")
+            clean[key] = value
+            continue
+        if key not in GPT2_MOST:
+            known = ", ".join([*GPT2_MOST, "tied"])
+            raise DeclarationError(where, f"unknown; a GPT-2 config has {known}")
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise DeclarationError(where, "must be an int")
+        if not 1 <= value <= GPT2_MOST[key]:
+            raise DeclarationError(where, f"must be from 1 to {GPT2_MOST[key]:,}")
+        clean[key] = value
+    sizes = {**GPT2_BASE, **clean}
+    if sizes["n_embd"] % sizes["n_head"]:
+        raise DeclarationError(f"{field}.config", "n_embd must be a multiple of n_head")
+    return {"gpt2": part, "config": clean}
+
+
+def _gpt2_bytes(spec: dict) -> int:
+    """The float32 weights of the model a GPT-2 input is built from."""
+    c = {**GPT2_BASE, **spec["config"]}
+    e, v = c["n_embd"], c["vocab_size"]
+    block = 12 * e * e + 13 * e
+    head = 0 if spec["config"].get("tied", True) else v * e
+    return 4 * (v * e + c["block_size"] * e + c["n_layer"] * block + 2 * e + head)
 
 
 def _size_names(spec: dict) -> list[str]:
@@ -371,19 +485,43 @@ def _int_dim(value, field: str) -> int:
     return _dim(value, field)
 
 
-def _outputs(value) -> list[Output]:
+_OUTPUT_KEYS = {"name", "rtol", "atol", "exact", "axes", "what"}
+
+
+def _outputs(value, inputs: list[dict]) -> list[Output]:
     outputs, seen = [], set()
+    tensors = {
+        spec["name"] for spec in inputs if "tensor" in spec or "generated" in spec
+    }
     for i, spec in enumerate(_list(value, "outputs", MAX_OUTPUTS, "outputs")):
         field = f"outputs[{i}]"
         if not isinstance(spec, dict):
             raise DeclarationError(field, "must be an object")
-        if unknown := set(spec) - {"name", "rtol", "atol", "exact", "axes", "what"}:
+        allowed = _OUTPUT_KEYS | {"parameters", "gradient_of"}
+        if unknown := set(spec) - allowed:
             raise DeclarationError(field, f"unknown key {sorted(unknown)[0]!r}")
         name = _name(spec.get("name"), f"{field}.name", seen)
-        exact = spec.get("exact", False)
+        parameters = spec.get("parameters", False)
+        gradient_of = spec.get("gradient_of")
+        if not isinstance(parameters, bool):
+            raise DeclarationError(f"{field}.parameters", "must be true or false")
+        if gradient_of is not None and gradient_of not in tensors:
+            raise DeclarationError(
+                f"{field}.gradient_of",
+                f"must name a tensor input ({', '.join(sorted(tensors)) or 'none'})",
+            )
+        if parameters and gradient_of is not None:
+            raise DeclarationError(
+                field, "an output is a returned module or a gradient, not both"
+            )
+        if parameters and set(spec) & {"rtol", "atol", "exact", "axes"}:
+            raise DeclarationError(
+                f"{field}.parameters", "a parameter count is compared exactly"
+            )
+        exact = parameters or spec.get("exact", False)
         if not isinstance(exact, bool):
             raise DeclarationError(f"{field}.exact", "must be true or false")
-        if exact and ("rtol" in spec or "atol" in spec):
+        if exact and not parameters and ("rtol" in spec or "atol" in spec):
             raise DeclarationError(
                 f"{field}.exact", "an exact output has no rtol or atol"
             )
@@ -403,10 +541,27 @@ def _outputs(value) -> list[Output]:
             or not all(isinstance(a, str) and 0 < len(a) <= 40 for a in axes)
         ):
             raise DeclarationError(f"{field}.axes", "must be a list of axis names")
-        what = spec.get("what", f"`{name}`" if len(value) > 1 else "the output")
+        default = f"`{name}`" if len(value) > 1 else "the output"
+        if gradient_of:
+            default = f"the gradient with respect to `{gradient_of}`"
+        elif parameters:
+            default = "the module's parameter count"
+        what = spec.get("what", default)
         if not isinstance(what, str) or len(what) > 120:
             raise DeclarationError(f"{field}.what", "must be a short text")
-        outputs.append(Output(name, rtol, atol, tuple(axes) if axes else None, what))
+        outputs.append(
+            Output(
+                name,
+                rtol,
+                atol,
+                tuple(axes) if axes else None,
+                what,
+                parameters,
+                gradient_of,
+            )
+        )
+    if all(output.gradient_of for output in outputs):
+        raise DeclarationError("outputs", "give at least one returned output")
     return outputs
 
 
@@ -476,6 +631,8 @@ def _case_bytes(inputs: list[dict], sizes: dict) -> int:
         elif "arange" in spec:
             dim = spec["arange"]
             total += 8 * (largest[dim] if isinstance(dim, str) else dim)
+        elif "gpt2" in spec:
+            total += _gpt2_bytes(spec)
     return total
 
 
@@ -529,8 +686,6 @@ class AuthoredJobs:
             )
         if len(meta["cases"]) != len(self.cases):
             raise AuthoredError(f"the {who} gave no result for some cases")
-        names = [output.name for output in self.declaration.outputs]
-        keys = ["output"] if len(names) == 1 else names
         per_case: list[dict | str] = []
         for index, record in enumerate(meta["cases"]):
             data = record.get("data") or {}
@@ -539,8 +694,8 @@ class AuthoredJobs:
                 per_case.append(f"{raised.get('type')}: {raised.get('message')}")
                 continue
             got = {
-                name: tensors.get(f"c{index}/{key}")
-                for name, key in zip(names, keys, strict=True)
+                output.name: tensors.get(f"c{index}/{key}")
+                for output, key in self.declaration.keys()
             }
             if any(value is None for value in got.values()):
                 missing = [name for name, value in got.items() if value is None]
@@ -622,22 +777,22 @@ def _check_case(declaration: Declaration, expected: Callable, variants: Callable
     import torch
 
     from grading_engine.checks.answers import tensor_answer
+    from grading_engine.checks.result import fail
     from grading_engine.checks.tensors import case_error, missing_parts
 
-    outputs = declaration.outputs
-    names = [output.name for output in outputs]
-    keys = ["output"] if len(names) == 1 else names
+    pairs = declaration.keys()
+    returned = [output.name for output in declaration.outputs if output.returned]
 
     def check_case(case: dict, data: dict, tensors: dict) -> list:
         hidden = bool(case["hidden"])
         if raised := case_error(case, data):
             return raised
-        if len(names) > 1 and (
+        if len(returned) > 1 and (
             missing := missing_parts(
                 f"{case['name']}: returned",
                 data,
-                len(names),
-                f"return a tuple of {len(names)} tensors ({', '.join(names)}); "
+                len(returned),
+                f"return a tuple of {len(returned)} tensors ({', '.join(returned)}); "
                 "yours returned {kind}",
                 hidden=hidden,
             )
@@ -645,10 +800,20 @@ def _check_case(declaration: Declaration, expected: Callable, variants: Callable
             return missing
         want = expected(case)
         results = []
-        for number, (output, key) in enumerate(zip(outputs, keys, strict=True)):
+        for number, (output, key) in enumerate(pairs):
             right = want[output.name]
+            if output.gradient_of and key not in tensors:
+                label = f"{case['name']}: {output.name}: gradient"
+                results.append(fail(label, _no_gradient(output, data), hidden=hidden))
+                continue
+            if output.parameters:
+                results += _count_answer(
+                    case, output, data, key, tensors.get(key), right,
+                    variants(case, output.name), first=number == 0,
+                )  # fmt: skip
+                continue
             results += tensor_answer(
-                case["name"] if len(names) == 1 else f"{case['name']}: {output.name}",
+                case["name"] if len(pairs) == 1 else f"{case['name']}: {output.name}",
                 data,
                 tensors,
                 right,
@@ -669,7 +834,7 @@ def _check_case(declaration: Declaration, expected: Callable, variants: Callable
         if data.get("error"):
             return False
         agree = None
-        for output, key in zip(outputs, keys, strict=True):
+        for output, key in pairs:
             listed = [
                 v for v in variants(case, output.name) if v.diagnosis == diagnosis
             ]
@@ -701,6 +866,58 @@ def _check_case(declaration: Declaration, expected: Callable, variants: Callable
 
     check_case.slip_agrees = slip_agrees
     return check_case
+
+
+def _count_answer(case, output, data, key, got, right, variants, *, first) -> list:
+    """A returned module's parameter count against the reference's module's,
+    the mistake named whose module has the same count."""
+    from grading_engine.checks.in_place import input_changes
+    from grading_engine.checks.result import CheckResult, fail
+
+    hidden = bool(case["hidden"])
+    name = f"{case['name']}: {output.name}: parameter count"
+    results = input_changes(case["name"], data, hidden=hidden) if first else []
+    if got is None:
+        kind = (data.get(key) or {}).get("type", "nothing")
+        message = f"returned {kind}: return the module (a torch.nn.Module)"
+        return [*results, fail(name, message, hidden=hidden)]
+    want, have = int(right), int(got)
+    if want == have:
+        return [*results, CheckResult(name, True, f"{have:,} parameters")]
+    mistake = next((v for v in variants if _computed_count(v) == have), None)
+    diagnosis = mistake.diagnosis if mistake else None
+    message = (
+        f"the module has {have:,} parameters ({have - want:+,}); "
+        f"the reference's has {want:,}"
+    ) + (f". Likely: {mistake.text()}" if mistake else "")
+    return [
+        *results,
+        fail(
+            name,
+            message,
+            expected=str(want),
+            got=str(have),
+            diagnosis=diagnosis,
+            hidden=hidden,
+        ),
+    ]
+
+
+def _computed_count(variant) -> int | None:
+    try:
+        value = variant.compute()
+    except ValueError:  # the mistake gave nothing on this case
+        return None
+    return int(value) if value is not None and value.numel() == 1 else None
+
+
+def _no_gradient(output: Output, data: dict) -> str:
+    why = (data.get(output.name) or {}).get("why") or (
+        "the returned tensors do not depend on it through autograd (a "
+        ".detach(), torch.no_grad(), .item() or a NumPy round trip cuts the "
+        "graph)"
+    )
+    return f"no gradient reached `{output.gradient_of}`: {why}"
 
 
 def local_check(declaration: Declaration, run: Callable, *, engine: str) -> bytes:

@@ -43,9 +43,10 @@ _WRONG_SOLUTION_KEYS = ("name", "diagnosis", "code")
 # An authored exercise's declaration, in the order docs/content-format.md
 # writes it (sizes and other free-form maps keep their own keys, sorted).
 _DECLARATION_KEYS = (
-    "inputs", "cases", "outputs", "name", "hidden", "tensor", "int", "float",
-    "arange", "start", "dtype", "range", "scale", "sizes", "rtol", "atol",
-    "exact", "axes", "what",
+    "inputs", "generator", "cases", "outputs", "name", "hidden", "tensor",
+    "int", "float", "arange", "start", "gpt2", "config", "generated", "dtype",
+    "range", "scale", "sizes", "rtol", "atol", "exact", "parameters",
+    "gradient_of", "axes", "what",
 )  # fmt: skip
 
 

@@ -259,3 +259,51 @@ def test_an_authored_exercise_round_trips_and_a_bad_declaration_names_its_line(
         in str(info.value)
     ), str(info.value)
     assert not Exercise.objects.exists()
+
+
+def test_a_declaration_with_gpt2_inputs_a_generator_and_gradients_round_trips(
+    content_tree, tmp_path
+):
+    """Every kind of input and output a declaration has, through a content
+    file, the database and back, in the documented key order."""
+    source = PROJECT_ROOT / "content" / "exercises" / "top-k-filter.yaml"
+    spec = yaml.safe_load(source.read_text())
+    del spec["lesson"]
+    solution = (
+        "import torch\n\n\ndef mlp_forward(mlp, config, x, w):\n"
+        "    return mlp(x) * w, torch.nn.Linear(config.n_embd, 2)\n"
+    )
+    spec.update(
+        slug="mlp-and-head",
+        entry_point="mlp_forward",
+        signature="mlp_forward(mlp, config, x, w) -> tuple[Tensor, Module]",
+        starter="def mlp_forward(mlp, config, x, w):\n    ...\n",
+        solution=solution,
+        wrong_solutions=[],
+        right_solutions=[],
+        declaration={
+            "inputs": [
+                {"name": "mlp", "gpt2": "mlp", "config": {"n_embd": 16}},
+                {"name": "config", "gpt2": "config", "config": {"n_embd": 16}},
+                {"name": "x", "tensor": [1, "t", 16]},
+                {"name": "w", "generated": True},
+            ],
+            "generator": "import torch\n\n\ndef make_inputs(sizes, generator):\n"
+            "    return {'w': torch.rand(16, generator=generator)}\n",
+            "cases": [{"name": "t=2", "sizes": {"t": 2}}],
+            "outputs": [
+                {"name": "y", "rtol": 0.001, "atol": 1e-05},
+                {"name": "head", "parameters": True},
+                {"name": "dx", "gradient_of": "x", "what": "dL/dx"},
+            ],
+        },
+    )
+    content_tree.raw("exercises/mlp-and-head.yaml", yaml.safe_dump(spec))
+    content_load(root=content_tree.root)
+    out = tmp_path / "out"
+    content_export(root=out)
+    written = yaml.safe_load((out / "exercises" / "mlp-and-head.yaml").read_text())
+    assert written["declaration"] == spec["declaration"]
+    assert list(written["declaration"]) == ["inputs", "generator", "cases", "outputs"]
+    assert list(written["declaration"]["inputs"][0]) == ["name", "gpt2", "config"]
+    assert list(written["declaration"]["outputs"][2]) == ["name", "gradient_of", "what"]

@@ -228,3 +228,192 @@ def test_a_bad_declaration_names_its_field(change, field, words):
         parse(body, entry_point=ENTRY, reference=reference, mistakes=mistakes)
     assert raised.value.field == field
     assert words in raised.value.message
+
+
+# -- inputs from the GPT-2 reference or the author's generator; gradients and
+# -- parameter counts compared ---------------------------------------------------
+
+MLP_DECLARATION = {
+    "inputs": [
+        {"name": "mlp", "gpt2": "mlp", "config": {"n_embd": 16}},
+        {"name": "x", "tensor": [2, "t", 16]},
+    ],
+    "cases": [
+        {"name": "t=3", "sizes": {"t": 3}},
+        {"name": "hidden", "hidden": True, "sizes": {"t": {"between": [1, 8]}}},
+    ],
+    "outputs": [
+        {"name": "y", "axes": ["batch", "time", "channel"]},
+        {"name": "dx", "gradient_of": "x", "axes": ["batch", "time", "channel"]},
+    ],
+}
+MLP_REFERENCE = """\
+import torch.nn.functional as F
+
+
+def mlp_forward(mlp, x):
+    return mlp.c_proj(F.gelu(mlp.c_fc(x), approximate="tanh"))
+"""
+NO_GELU = MLP_REFERENCE.replace(
+    'F.gelu(mlp.c_fc(x), approximate="tanh")', "mlp.c_fc(x)"
+)
+DETACHED = MLP_REFERENCE.replace("    return mlp", "    return mlp").replace(
+    "x), approximate", "x.detach()), approximate"
+)
+
+
+def test_a_gpt2_layer_input_and_a_gradient_are_graded(pool):
+    """The MLP of the course's GPT-2 (seeded per case) is an input; the
+    gradient with respect to `x` is compared like an output, so an answer
+    whose values are right but whose graph is cut fails, saying why."""
+    declaration = parse(
+        MLP_DECLARATION,
+        entry_point="mlp_forward",
+        reference=MLP_REFERENCE,
+        mistakes=[{"diagnosis": "no-gelu", "message": "the GELU", "code": NO_GELU}],
+    )
+
+    def mlp_graded(code: str):
+        return grade(
+            harness="authored",
+            code=code,
+            entry_point="mlp_forward",
+            runner=pool,
+            declaration=declaration,
+            timeout=30,
+        )
+
+    assert mlp_graded(MLP_REFERENCE).status == "passed"
+    # The module's own forward is the same computation, and the same gradient.
+    assert mlp_graded("def mlp_forward(mlp, x):\n    return mlp(x)\n").status == (
+        "passed"
+    )
+    linear = failed(mlp_graded(NO_GELU))
+    assert {c.diagnosis for c in linear if c.diagnosis} == {"no-gelu"}, [
+        (c.name, c.message, c.diagnosis) for c in linear
+    ]
+    cut = failed(mlp_graded(DETACHED))
+    assert [c.name for c in cut] == ["t=3: dx: gradient", "hidden: dx: gradient"]
+    assert "no gradient reached `x`" in cut[0].message, cut[0].message
+    assert ".detach()" in cut[0].message
+
+    # `course check`: the same verdicts from the shipped values, on a machine
+    # without the reference (its GPT-2 layer is rebuilt from the case seed).
+    visible = [c for c in declaration.draw_cases(1) if not c["hidden"]]
+    module = authored.harness_for(declaration, visible, _runs_on(pool))
+    bundle = expected.decode(
+        expected.encode(
+            harness="authored",
+            engine="test",
+            cases=visible,
+            expected=expected.compute(module, visible),
+        )
+    )
+    hollow = parse(declaration.public(), entry_point="mlp_forward", reference=None)
+    for code, status in ((MLP_REFERENCE, "passed"), (DETACHED, "failed")):
+        server = grade(
+            harness="authored", code=code, entry_point="mlp_forward", runner=pool,
+            declaration=declaration, timeout=30, visible_only=True, seed=1,
+        )  # fmt: skip
+        local = grade(
+            harness="authored", code=code, entry_point="mlp_forward", runner=pool,
+            declaration=hollow, timeout=30, cases=bundle.cases, expected=bundle,
+        )  # fmt: skip
+        assert local.status == server.status == status
+        assert [c.to_dict() for c in local.checks] == [
+            c.to_dict() for c in server.checks
+        ]
+
+
+BLOCK_DECLARATION = {
+    "inputs": [
+        {"name": "config", "gpt2": "config", "config": {"n_embd": 32, "n_head": 4}},
+        {"name": "x", "generated": True},
+    ],
+    "generator": (
+        "import torch\n\n\n"
+        "def make_inputs(sizes, generator):\n"
+        "    return {'x': torch.randn(1, sizes['t'], 32, generator=generator)}\n"
+    ),
+    "cases": [{"name": "t=4", "sizes": {"t": 4}}],
+    "outputs": [{"name": "block", "parameters": True}],
+}
+# Author code runs as a submission does, without grading_engine.reference:
+# a piece of the reference reaches it as a declared input.
+BLOCK_REFERENCE = """\
+from torch import nn
+
+
+def make_mlp(config, x):
+    assert x.shape == (1, 4, 32), x.shape  # the generator's input arrived
+    wide = 4 * config.n_embd
+    return nn.Sequential(
+        nn.Linear(config.n_embd, wide), nn.GELU(), nn.Linear(wide, config.n_embd)
+    )
+"""
+NO_BIAS = BLOCK_REFERENCE.replace(
+    "nn.Linear(config.n_embd, wide)", "nn.Linear(config.n_embd, wide, bias=False)"
+)
+
+
+def test_a_returned_module_is_compared_by_its_parameter_count(pool):
+    declaration = parse(
+        BLOCK_DECLARATION, entry_point="make_mlp", reference=BLOCK_REFERENCE
+    )
+
+    def block_graded(code: str):
+        return grade(
+            harness="authored",
+            code=code,
+            entry_point="make_mlp",
+            runner=pool,
+            declaration=declaration,
+            timeout=30,
+        )
+
+    assert block_graded(BLOCK_REFERENCE).status == "passed"
+    [wrong] = failed(block_graded(NO_BIAS))
+    assert wrong.name == "t=4: block: parameter count", wrong.name
+    # 128 biases fewer: 4 x 32
+    assert (wrong.expected, wrong.got) == ("8352", "8224"), wrong.to_dict()
+    assert "8,224 parameters (-128)" in wrong.message
+    public = declaration.public()
+    assert public["generator"] == BLOCK_DECLARATION["generator"]
+    assert parse(public, entry_point="make_mlp", reference=None) is not None
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "words"),
+    [
+        ({"outputs": [{"name": "y"}, {"name": "d", "gradient_of": "mlp"}]},
+         "outputs[1].gradient_of", "must name a tensor input"),
+        ({"outputs": [{"name": "d", "gradient_of": "x"}]},
+         "outputs", "at least one returned output"),
+        ({"outputs": [{"name": "y", "parameters": True, "rtol": 0.1}]},
+         "outputs[0].parameters", "compared exactly"),
+        ({"inputs": [{"name": "m", "gpt2": "block", "config": {"n_head": 3}}]},
+         "inputs[0].config", "multiple of n_head"),
+        ({"inputs": [{"name": "m", "gpt2": "block", "config": {"n_embd": 4096}}]},
+         "inputs[0].config.n_embd", "from 1 to 1,024"),
+        ({"inputs": [{"name": "m", "gpt2": "decoder"}]},
+         "inputs[0].gpt2", "must be one of"),
+        ({"inputs": [{"name": "m", "gpt2": "model",
+                      "config": {"vocab_size": 50257, "n_embd": 768, "n_head": 12}}]},
+         "cases[0]", "MB of inputs"),
+        ({"inputs": [{"name": "x", "generated": True}]},
+         "generator", "is empty"),
+        ({"generator": "def make_inputs(sizes, g):\n    return {}\n"},
+         "generator", "makes nothing"),
+        ({"inputs": [{"name": "x", "generated": True}],
+          "generator": "def make(sizes, g):\n    return {}\n"},
+         "generator", "defines no function make_inputs()"),
+    ],
+)  # fmt: skip
+def test_a_bad_gpt2_gradient_or_generator_field_is_named(change, field, words):
+    body = {**copy.deepcopy(MLP_DECLARATION), **change}
+    if "inputs" in change and "gradient_of" not in str(change):
+        body["outputs"] = [{"name": "y"}]
+    with pytest.raises(DeclarationError) as raised:
+        parse(body, entry_point="mlp_forward", reference=MLP_REFERENCE)
+    assert raised.value.field == field, raised.value
+    assert words in raised.value.message
