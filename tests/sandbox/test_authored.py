@@ -66,11 +66,11 @@ def declared(**changes) -> authored.Declaration:
     return parse(body, entry_point=ENTRY, reference=REFERENCE, mistakes=MISTAKES)
 
 
-def graded(runner, code: str, declaration=None, **options):
+def graded(runner, code: str, declaration=None, *, entry_point=ENTRY, **options):
     return grade(
         harness="authored",
         code=code,
-        entry_point=ENTRY,
+        entry_point=entry_point,
         runner=runner,
         declaration=declaration or declared(),
         timeout=30,
@@ -273,15 +273,8 @@ def test_a_gpt2_layer_input_and_a_gradient_are_graded(pool):
         mistakes=[{"diagnosis": "no-gelu", "message": "the GELU", "code": NO_GELU}],
     )
 
-    def mlp_graded(code: str):
-        return grade(
-            harness="authored",
-            code=code,
-            entry_point="mlp_forward",
-            runner=pool,
-            declaration=declaration,
-            timeout=30,
-        )
+    def mlp_graded(code: str, **options):
+        return graded(pool, code, declaration, entry_point="mlp_forward", **options)
 
     assert mlp_graded(MLP_REFERENCE).status == "passed"
     # The module's own forward is the same computation, and the same gradient.
@@ -311,13 +304,10 @@ def test_a_gpt2_layer_input_and_a_gradient_are_graded(pool):
     )
     hollow = parse(declaration.public(), entry_point="mlp_forward", reference=None)
     for code, status in ((MLP_REFERENCE, "passed"), (DETACHED, "failed")):
-        server = grade(
-            harness="authored", code=code, entry_point="mlp_forward", runner=pool,
-            declaration=declaration, timeout=30, visible_only=True, seed=1,
-        )  # fmt: skip
-        local = grade(
-            harness="authored", code=code, entry_point="mlp_forward", runner=pool,
-            declaration=hollow, timeout=30, cases=bundle.cases, expected=bundle,
+        server = mlp_graded(code, visible_only=True, seed=1)
+        local = graded(
+            pool, code, hollow, entry_point="mlp_forward",
+            cases=bundle.cases, expected=bundle,
         )  # fmt: skip
         assert local.status == server.status == status
         assert [c.to_dict() for c in local.checks] == [
@@ -362,14 +352,7 @@ def test_a_returned_module_is_compared_by_its_parameter_count(pool):
     )
 
     def block_graded(code: str):
-        return grade(
-            harness="authored",
-            code=code,
-            entry_point="make_mlp",
-            runner=pool,
-            declaration=declaration,
-            timeout=30,
-        )
+        return graded(pool, code, declaration, entry_point="make_mlp")
 
     assert block_graded(BLOCK_REFERENCE).status == "passed"
     [wrong] = failed(block_graded(NO_BIAS))
