@@ -247,8 +247,8 @@ class ExerciseAdmin(AuditedAdminMixin, MarkdownPreviewMixin, admin.ModelAdmin):
             return "Not verified yet."
         failed = format_html_join(
             "",
-            "<li><strong>{}</strong>: {}</li>",
-            ((item["name"], item["message"]) for item in result.get("failed", [])),
+            "<li><strong>{}</strong>: {}{}</li>",
+            _failed_rows(result.get("failed", [])),
         )
         return format_html(
             "<p>{} (score {}) at {}{}</p><ul>{}</ul>",
@@ -366,6 +366,20 @@ class ExerciseAdmin(AuditedAdminMixin, MarkdownPreviewMixin, admin.ModelAdmin):
             messages.success(request, f"Verified {len(passed)}: {', '.join(passed)}.")
 
 
+def _failed_rows(items: list[dict]):
+    """(name, message, the values compared) of each failed item."""
+    for item in items:
+        values = ""
+        if "expected" in item or "got" in item:
+            values = format_html(
+                '<dl class="expected-got"><dt>expected</dt><dd><code>{}</code></dd>'
+                "<dt>got</dt><dd><code>{}</code></dd></dl>",
+                item.get("expected", "?"),
+                item.get("got", "?"),
+            )
+        yield item["name"], item["message"], values
+
+
 def version_status_html(state: dict):
     """The change page's Versions field, from exercise_version_state."""
     live = state["live_version"]
@@ -405,9 +419,7 @@ def version_status_html(state: dict):
         )
     if draft["status"] == "failed":
         failed = format_html_join(
-            "",
-            "<li><strong>{}</strong>: {}</li>",
-            ((item["name"], item["message"]) for item in draft["failed"]),
+            "", "<li><strong>{}</strong>: {}{}</li>", _failed_rows(draft["failed"])
         )
         keeps = f"learners keep version {live}" if live else "it stays unpublished"
         return format_html(

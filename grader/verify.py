@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 VERIFY_SEED = 1_234_567
 MAX_FAILED_LISTED = 20
 MAX_MESSAGE_CHARS = 500
+MAX_VALUE_CHARS = 300  # a failed check's expected and got, shown to authors
 # The only overrides the exercise row may carry. Harnesses keep their
 # tolerances as module constants (RTOL, ATOL); one that defines them accepts
 # these keys, the others accept none.
@@ -173,7 +174,16 @@ def _grade_solution(
     except Exception as exc:  # noqa: BLE001 - reported to the author, not raised
         return _failure("error", "grader", f"{type(exc).__name__}: {exc}"[:500])
     failed = [
-        {"name": check.name, "message": check.message[:MAX_MESSAGE_CHARS]}
+        {
+            "name": check.name,
+            "message": check.message[:MAX_MESSAGE_CHARS],
+            # The values, so an author sees what the comparison saw.
+            **{
+                key: value[:MAX_VALUE_CHARS]
+                for key in ("expected", "got")
+                if isinstance(value := getattr(check, key), str)
+            },
+        }
         for check in verdict.checks
         if not check.passed
     ]

@@ -222,7 +222,7 @@ def exercise_version_verify(*, version_id: int, runner=None) -> str | None:
     candidate = _candidate(version.exercise, version.content)
     result = solution_grade(exercise=candidate, runner=runner)
     problems = [
-        {"name": f"reference solution: {item['name']}", "message": item["message"]}
+        {**item, "name": f"reference solution: {item['name']}"}
         for item in result.get("failed", [])
     ]
     if result["status"] != "passed" and not problems:
@@ -260,12 +260,15 @@ def exercise_version_verify(*, version_id: int, runner=None) -> str | None:
                 exercise=candidate, runner=runner, code=item["code"]
             )
             if graded["status"] != "passed":
-                said = "; ".join(f["message"] for f in graded.get("failed", [])[:2])
+                said = "; ".join(
+                    f"{f['name']}: {f['message']}" for f in graded.get("failed", [])[:2]
+                )
                 problems.append(
                     {
                         "name": f"right variant {item['name']}",
                         "message": "fails, so the checks refuse an answer the "
                         f"prompt allows: {said or graded['status']}",
+                        **_values(graded),
                     }
                 )
             _progress(version, done, problems)
@@ -332,6 +335,12 @@ def _not_named(exercise: Exercise, item: dict, graded: dict) -> str:
         f"fails, but its checks name {said}, not {wanted}: make its output "
         f"differ from the reference's where this mistake matters ({detail})"
     )
+
+
+def _values(graded: dict) -> dict:
+    """The first failed check's expected and got values, where it has them."""
+    first = (graded.get("failed") or [{}])[0]
+    return {key: first[key] for key in ("expected", "got") if key in first}
 
 
 def _progress(version, done: int, problems: list, step: str = "") -> None:

@@ -5,7 +5,15 @@
   "use strict";
   function poll(box) {
     fetch(box.dataset.url, { headers: { Accept: "application/json" }, credentials: "same-origin" })
-      .then(function (response) { return response.ok ? response.json() : null; })
+      .then(function (response) {
+        // A busy server's refusal (a 502 at a restart, a 503, a 429) is
+        // passing: ask again, as after a network error, rather than freeze
+        // the page. Any other refusal (logged out, deleted) ends the polling.
+        if (response.status >= 500 || response.status === 429) {
+          throw new Error("HTTP " + response.status);
+        }
+        return response.ok ? response.json() : null;
+      })
       .then(function (state) {
         if (!state) { return; }
         box.innerHTML = state.html;

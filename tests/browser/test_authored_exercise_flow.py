@@ -138,12 +138,26 @@ def author(admin, base: str, spec: dict) -> None:
     right_variants = admin.locator("#id_right_solutions ~ .code-list .code-list-item")
     assert right_variants.count() == len(spec["right_solutions"])
     admin.check("#id_published")
+    # The progress survives a busy server: its first answer to the page's
+    # polling is a 503 (the page polls only if it loads before the worker
+    # is done, as it does on this host: then, without the retry, the wait
+    # below times out).
+    refused = []
+
+    def busy_once(route):
+        if refused:
+            return route.continue_()
+        refused.append(route.request.url)
+        return route.fulfill(status=503, body="busy")
+
+    admin.route("**/verification/", busy_once)
     admin.click("input[name=_save]")
     admin.wait_for_url("**/change/")
     change_url = admin.url
     admin.wait_for_selector(
         f'{STATUS} .version-draft[data-status="failed"]', timeout=180_000
     )
+    admin.unroute("**/verification/")
     report = admin.text_content(STATUS)
     assert spec["first_case"] in report and spec["error"] in report, report
     admin.screenshot(
@@ -163,13 +177,17 @@ def author(admin, base: str, spec: dict) -> None:
     admin.fill("#id_wrong_solutions-1-diagnosis", second["diagnosis"])
     type_into(admin, "#id_wrong_solutions-1-code", second["code"])
     assert json.loads(admin.input_value("#id_wrong_solutions")) == [first, second]
-    admin.click("input[name=_save]")
-    admin.wait_for_url(change_url)
+    # Already on the change page: wait for the save's own page, not the URL.
+    with admin.expect_navigation():
+        admin.click("input[name=_save]")
+    assert admin.url == change_url
     admin.wait_for_function(
-        "() => document.querySelector('.exercise-versions')"
+        "() => document.querySelector('.exercise-versions .version-draft"
+        "[data-status=\"failed\"]') || document.querySelector('.exercise-versions')"
         ".textContent.includes('(published).')",
         timeout=180_000,
     )
+    assert "(published)." in admin.text_content(STATUS), admin.text_content(STATUS)
     exercise.refresh_from_db()
     assert exercise.published and exercise.version > 0
     assert exercise.wrong_solutions == [first, second]

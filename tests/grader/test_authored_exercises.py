@@ -223,6 +223,27 @@ def test_a_wrong_solution_must_fail_with_its_own_diagnosis(
     assert "its checks name top-k-smallest, not top-k-fill-zero" in problem["message"]
 
 
+def test_a_failing_right_variant_shows_the_author_the_values(
+    pool, diagnosis, django_capture_on_commit_callbacks
+):
+    """The author sees which case and comparison refused a right variant,
+    with the values it compared, on the change page."""
+    from grader.admin import version_status_html
+
+    billion = SOLUTION.replace('float("-inf")', "-1e9")
+    variant = {"name": "minus a billion", "code": billion}
+    with django_capture_on_commit_callbacks(execute=True):
+        exercise, sent = _saved(right_solutions=[variant])
+    version = _verify(sent[0], pool)
+    assert version.status == ExerciseVersion.Status.FAILED
+    [problem] = version.verification["failed"]
+    assert problem["name"] == "right variant minus a billion"
+    assert "b=2, v=10, k=3" in problem["message"], problem
+    assert "-inf" in problem["expected"] and "-1e+09" in problem["got"], problem
+    html = str(version_status_html(versions.exercise_version_state(exercise=exercise)))
+    assert "<dt>expected</dt>" in html and "-1e+09" in html, html
+
+
 def _form(**changes) -> dict:
     """The admin's add form, filled in as an author would."""
     data = {

@@ -13,15 +13,18 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+import yaml
 from django.test import Client
 
-from grader.models import Submission
+from grader.models import Exercise, Submission
+from quiz.content.models import Diagnosis
 from quiz.models import Question
 from teaching.models import QuizAttempt, QuizCodeAnswer
 from teaching.quizzes.code import code_sweep
 from teaching.quizzes.instructor_views import parse_slots
 from teaching.quizzes.item_analysis.report import insights, quiz_analysis
 from teaching.quizzes.scoring import code_verdicts
+from tests.conftest import PROJECT_ROOT
 from tests.pipeline.conftest import wait_for
 from tests.quiz.cohort_fixtures import *  # noqa: F403
 from tests.quiz.cohort_fixtures import submit
@@ -275,3 +278,61 @@ def test_code_waiting_for_its_learner_never_fills_a_sweep(
     code_sweep()
     assert {s.code for s in graded(last)} == {RIGHT, WRONG}
     assert graded(world.lea) == graded(world.leo) == []
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.xdist_group("warm-workers")  # the shared warm worker
+def test_an_authored_exercise_as_a_code_slot_is_graded_and_its_mistake_analysed(
+    warm, world, quiz_course
+):
+    """An exercise authored as a declaration is a quiz's code question like
+    a built-in one: the worker grades the answer through the row's
+    declaration, the verdict scores the attempt, and the item analysis
+    counts the failed check under the known mistake's diagnosis."""
+    warm.ready(slots=1)
+    spec = yaml.safe_load(
+        (PROJECT_ROOT / "content/exercises/top-k-filter.yaml").read_text()
+    )
+    summaries = {
+        d["slug"]: d["summary"]
+        for d in yaml.safe_load((PROJECT_ROOT / "content/diagnoses.yaml").read_text())[
+            "diagnoses"
+        ]
+    }
+    for wrong in spec["wrong_solutions"]:
+        Diagnosis.objects.create(
+            slug=wrong["diagnosis"], summary=summaries[wrong["diagnosis"]]
+        )
+    fields = ("slug", "title", "harness", "entry_point", "signature", "prompt")
+    exercise = Exercise.objects.create(
+        **{name: spec[name] for name in fields},
+        starter=spec["starter"],
+        solution=spec["solution"],
+        wrong_solutions=spec["wrong_solutions"],
+        declaration=spec["declaration"],
+    )
+    quiz = create(
+        world,
+        shuffle=False,
+        slots=[{"points": 2, "pool": {"exercises": [exercise.slug]}}],
+    )
+    smallest = spec["wrong_solutions"][0]
+    attempt = start(world.lea, quiz["id"]).json()
+    assert attempt["questions"][0]["starter"] == spec["starter"]
+    save(world.lea, attempt["id"], {"1": smallest["code"]})
+    api(world.lea).post(f"/api/v1/attempts/{attempt['id']}/submit/")
+    wait_for(
+        lambda: QuizCodeAnswer.objects.filter(fraction__isnull=False).exists(),
+        timeout=120,
+        what="the verdict to score the code answer",
+    )
+    (submission,) = graded(world.lea)
+    assert submission.status == "failed", submission.checks
+    fraction = QuizCodeAnswer.objects.get().fraction
+    assert QuizAttempt.objects.get(pk=attempt["id"]).results[0] == fraction < 1.0
+    found = insights(quiz_analysis(QuizAttempt.objects.get().quiz))
+    (insight,) = found[f"x:{exercise.slug}"]
+    assert insight["diagnosis"] == smallest["diagnosis"], found
+    # The check that named it, not the "values" check before it.
+    assert "likely mistake" in insight["text"], insight

@@ -70,10 +70,16 @@ def _number_text(value) -> str:
 
 
 def _failed_check(submission, says: dict) -> tuple[str | None, str | None]:
-    """A code answer's first failed check, as an answer and its diagnosis."""
+    """A code answer's first failed check, as an answer and its diagnosis:
+    the first that names a mistake, if one does (a tensor's wrong values
+    fail a "values" check first, and the "likely mistake" after it names
+    the diagnosis)."""
     if submission is None or submission.status != "failed":
         return None, None
-    check = next((c for c in submission.checks or [] if not c.get("passed")), None)
+    failed = [c for c in submission.checks or [] if not c.get("passed")]
+    check = next((c for c in failed if c.get("diagnosis")), None) or next(
+        iter(failed), None
+    )
     if check is None:
         return None, None
     text = f"code that failed the check “{check.get('name', '')}”"
