@@ -409,8 +409,10 @@ def test_an_authored_exercise_in_a_held_back_quiz_shows_nothing_while_sat(
     world, quiz_course
 ):
     """The quiz's code slot is an authored exercise with its `course check`
-    bundle built (its visible cases' right outputs): mid-attempt, no page or
-    endpoint gives the declaration, the reference or the bundle."""
+    bundle built (its visible cases' right outputs) and a generator (which
+    the bundle carries): mid-attempt, no page or endpoint gives the
+    declaration, the generator, the reference or the bundle, and the
+    admin's pages (its verification values) are an admin's only."""
     from grader.local_checks import local_check_key
     from grader.models import LocalCheck
 
@@ -420,9 +422,11 @@ def test_an_authored_exercise_in_a_held_back_quiz_shows_nothing_while_sat(
     exercise.solution = reference
     exercise.wrong_solutions = []
     exercise.declaration = {
-        "inputs": [{"name": "x", "tensor": [3]}],
+        "inputs": [{"name": "x", "tensor": [3]}, {"name": "w", "generated": True}],
+        "generator": "import torch\n\n\ndef make_inputs(sizes, generator):\n"
+        "    return {'w': torch.ones(3)}  # THE-GENERATOR\n",
         "cases": [{"name": "three", "sizes": {}}],
-        "outputs": [{"name": "y"}],
+        "outputs": [{"name": "y"}, {"name": "dx", "gradient_of": "x"}],
     }
     exercise.save()
     key = local_check_key(exercise)
@@ -439,14 +443,23 @@ def test_an_authored_exercise_in_a_held_back_quiz_shows_nothing_while_sat(
         assert response.status_code == 403, url
         assert b"BUNDLE-BYTES" not in response.content
     listed = client.get("/api/v1/exercises/").content.decode()
+    for admin_page in (
+        reverse("admin:grader_exercise_change", args=[exercise.pk]),
+        reverse("admin:grader_exercise_verification", args=[exercise.pk]),
+    ):
+        response = lea.get(admin_page)
+        assert response.status_code == 302, admin_page  # to the admin's log-in
+        assert "/admin/login/" in response["Location"]
     for body in (
         listed,
         lea.get(reverse("exercise", args=[exercise.slug])).content.decode(),
         lea.get("/").content.decode(),
         lea.get("/progress/").content.decode(),
         lea.get(f"/quizzes/{quiz['id']}/").content.decode(),
+        lea.get(f"/lessons/{exercise.lesson.slug}/").content.decode(),
     ):
         assert "THE-REFERENCE" not in body and "BUNDLE-BYTES" not in body
+        assert "THE-GENERATOR" not in body and "make_inputs" not in body
         assert '"inputs"' not in body and "declaration" not in body
     client.post(f"/api/v1/attempts/{state['id']}/submit/")
     # Submitted, the exercise is the learner's again, bundle included.
