@@ -22,6 +22,16 @@ def _summaries() -> dict[str, str]:
     return {d["slug"]: d.get("summary", "") for d in yaml.safe_load(text)["diagnoses"]}
 
 
+def diagnoses_of(spec: dict) -> None:
+    """The rows of the diagnoses an exercise's wrong solutions name, with
+    their summaries, for tests that load no content tree."""
+    from quiz.content.models import Diagnosis
+
+    for wrong in spec.get("wrong_solutions") or []:
+        slug = wrong["diagnosis"]
+        Diagnosis.objects.create(slug=slug, summary=_summaries()[slug])
+
+
 def declaration_of(spec: dict) -> authored.Declaration | None:
     """None for a built-in harness; else the parsed declaration."""
     if spec.get("harness") != authored.HARNESS:

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from grader.models import Exercise
-from quiz.content.models import Diagnosis
+from tests.authored_spec import diagnoses_of
 from tests.browser.test_exercise_flow import wait_for_verdict
 from tests.browser.test_instructor_flow import (
     ARTIFACTS,
@@ -212,17 +212,8 @@ def test_an_admin_authors_three_exercises_and_a_learner_takes_them(
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     make_user("ada", "admin", password=PASSWORD)
     make_user("lea", "learner", password=PASSWORD)
-    summaries = {
-        item["slug"]: item["summary"]
-        for item in yaml.safe_load(
-            (PROJECT_ROOT / "content/diagnoses.yaml").read_text()
-        )["diagnoses"]
-    }
     for spec in EXERCISES:
-        for wrong in spec["wrong_solutions"]:
-            Diagnosis.objects.create(
-                slug=wrong["diagnosis"], summary=summaries[wrong["diagnosis"]]
-            )
+        diagnoses_of(spec)
     base = live_server.url
 
     admin = browser.new_context().new_page()

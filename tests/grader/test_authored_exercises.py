@@ -106,22 +106,23 @@ def _saved(lesson=None, **fields) -> tuple[Exercise, str | None]:
     return Exercise.objects.get(slug=values["slug"]), sent
 
 
+# The top-k exercise's text fields, as a row and as the admin's form have them.
+TOP_K = {
+    "slug": "top-k-filter",
+    "title": "Top-k",
+    "harness": "authored",
+    "entry_point": ENTRY,
+    "signature": "top_k_filter(logits, k) -> Tensor",
+    "prompt": "Keep the k largest.",
+    "starter": "def top_k_filter(logits, k):\n    ...\n",
+    "solution": SOLUTION,
+}
+
+
 def live_row(**fields) -> Exercise:
     """The top-k exercise as a content file loads it: a live row, no bundle."""
-    values = {
-        "slug": "top-k-filter",
-        "title": "Top-k",
-        "harness": "authored",
-        "entry_point": ENTRY,
-        "signature": "top_k_filter(logits, k) -> Tensor",
-        "prompt": "Keep the k largest.",
-        "starter": "def top_k_filter(logits, k):\n    ...\n",
-        "solution": SOLUTION,
-        "wrong_solutions": WRONG,
-        "declaration": DECLARATION,
-        **fields,
-    }
-    return Exercise.objects.create(**values)
+    values = {**TOP_K, "wrong_solutions": WRONG, "declaration": DECLARATION}
+    return Exercise.objects.create(**{**values, **fields})
 
 
 def _verify(version_id: int, pool) -> ExerciseVersion:
@@ -247,16 +248,9 @@ def test_a_failing_right_variant_shows_the_author_the_values(
 def _form(**changes) -> dict:
     """The admin's add form, filled in as an author would."""
     data = {
-        "slug": "top-k-filter",
-        "title": "Top-k",
+        **TOP_K,
         "lesson": "",
         "published": "on",
-        "harness": "authored",
-        "entry_point": ENTRY,
-        "signature": "top_k_filter(logits, k) -> Tensor",
-        "prompt": "Keep the k largest.",
-        "starter": "def top_k_filter(logits, k):\n    ...\n",
-        "solution": SOLUTION,
         "wrong_solutions": json.dumps(WRONG),
         "right_solutions": json.dumps(RIGHT),
         "declaration": json.dumps(DECLARATION),

@@ -17,13 +17,13 @@ import yaml
 from django.test import Client
 
 from grader.models import Exercise, Submission
-from quiz.content.models import Diagnosis
 from quiz.models import Question
 from teaching.models import QuizAttempt, QuizCodeAnswer
 from teaching.quizzes.code import code_sweep
 from teaching.quizzes.instructor_views import parse_slots
 from teaching.quizzes.item_analysis.report import insights, quiz_analysis
 from teaching.quizzes.scoring import code_verdicts
+from tests.authored_spec import diagnoses_of
 from tests.conftest import PROJECT_ROOT
 from tests.pipeline.conftest import wait_for
 from tests.quiz.cohort_fixtures import *  # noqa: F403
@@ -294,16 +294,7 @@ def test_an_authored_exercise_as_a_code_slot_is_graded_and_its_mistake_analysed(
     spec = yaml.safe_load(
         (PROJECT_ROOT / "content/exercises/top-k-filter.yaml").read_text()
     )
-    summaries = {
-        d["slug"]: d["summary"]
-        for d in yaml.safe_load((PROJECT_ROOT / "content/diagnoses.yaml").read_text())[
-            "diagnoses"
-        ]
-    }
-    for wrong in spec["wrong_solutions"]:
-        Diagnosis.objects.create(
-            slug=wrong["diagnosis"], summary=summaries[wrong["diagnosis"]]
-        )
+    diagnoses_of(spec)
     fields = ("slug", "title", "harness", "entry_point", "signature", "prompt")
     exercise = Exercise.objects.create(
         **{name: spec[name] for name in fields},
