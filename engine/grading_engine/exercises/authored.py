@@ -115,6 +115,8 @@ def _backward(parts: list, case: dict) -> str | None:
     total = None
     for part in parts:
         if isinstance(part, torch.Tensor) and part.is_floating_point():
+            # Drawn for every float part, carrying a gradient or not, so the
+            # learner's job and the reference's draw the same weights.
             weights = torch.randn(part.shape, generator=g, dtype=torch.float64)
             if part.requires_grad:
                 term = (part * weights.to(part.dtype)).sum()
